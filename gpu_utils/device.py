@@ -1,0 +1,147 @@
+"""What the course is running on: the real GPU's properties, or an honest simulator description.
+
+Taught in chapter 00 (the mode banner) and chapter 02 (reading a device query).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cache
+
+from . import runtime
+from .specs import GpuSpec, match
+
+#: Source of the theoretical-bandwidth formula used below.
+BANDWIDTH_FORMULA_SOURCE = (
+    "M. Harris, 'How to Implement Performance Metrics in CUDA C/C++', NVIDIA Technical Blog (2012): "
+    "peak bandwidth = memory clock x 2 (double data rate) x bus width / 8"
+)
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """Properties of the device kernels run on. Fields a simulator does not have are None."""
+
+    mode: str
+    name: str
+    compute_capability: tuple[int, int] | None = None
+    sm_count: int | None = None
+    memory_bytes: int | None = None
+    memory_free_bytes: int | None = None
+    sm_clock_hz: float | None = None
+    memory_clock_hz: float | None = None
+    memory_bus_bits: int | None = None
+    l2_bytes: int | None = None
+    max_threads_per_block: int | None = None
+    max_shared_memory_per_block: int | None = None
+    registers_per_sm: int | None = None
+    warp_size: int = 32
+    driver_version: str | None = None
+    runtime_version: str | None = None
+    notes: str = ""
+
+    @property
+    def compute_capability_str(self) -> str:
+        cc = self.compute_capability
+        return f"{cc[0]}.{cc[1]}" if cc else "n/a"
+
+    @property
+    def peak_bandwidth(self) -> float | None:
+        """Theoretical DRAM bandwidth in bytes/s from the clock and bus width (see the source)."""
+        if self.memory_clock_hz and self.memory_bus_bits:
+            return 2 * self.memory_clock_hz * self.memory_bus_bits / 8
+        return None
+
+    @property
+    def spec(self) -> GpuSpec | None:
+        """The published figures for this GPU, when ``gpu_utils.specs`` knows it."""
+        return match(self.name) if self.mode == "gpu" else None
+
+    def summary(self) -> str:
+        """A few readable lines, for notebooks and the doctor."""
+        if self.mode != "gpu":
+            return f"{self.name}: {self.notes}"
+        gib = (self.memory_bytes or 0) / 2**30
+        lines = [
+            f"{self.name} (compute capability {self.compute_capability_str})",
+            f"  {self.sm_count} SMs, {gib:.1f} GiB memory",
+        ]
+        if self.peak_bandwidth:
+            lines.append(f"  theoretical memory bandwidth {self.peak_bandwidth / 1e9:,.0f} GB/s")
+        lines.append(f"  driver CUDA {self.driver_version}, runtime CUDA {self.runtime_version}")
+        return "\n".join(lines)
+
+
+def _version(pair) -> str | None:
+    try:
+        major, minor = pair
+        return f"{major}.{minor}"
+    except (TypeError, ValueError):
+        return None
+
+
+def _gpu_info() -> DeviceInfo:
+    from numba import cuda
+
+    dev = cuda.get_current_device()
+
+    def attr(name: str):
+        try:
+            return getattr(dev, name)
+        except Exception:  # an attribute this driver does not report
+            return None
+
+    free = total = None
+    try:
+        free, total = cuda.current_context().get_memory_info()
+    except Exception:
+        pass
+    try:
+        driver = _version(cuda.cudadrv.driver.driver.get_version())
+    except Exception:
+        driver = None
+    try:
+        rt = _version(cuda.runtime.get_version())
+    except Exception:
+        rt = None
+    name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+    clock, mem_clock = attr("CLOCK_RATE"), attr("MEMORY_CLOCK_RATE")  # both in kHz
+    return DeviceInfo(
+        mode="gpu",
+        name=name,
+        compute_capability=tuple(dev.compute_capability),
+        sm_count=attr("MULTIPROCESSOR_COUNT"),
+        memory_bytes=total,
+        memory_free_bytes=free,
+        sm_clock_hz=clock * 1e3 if clock else None,
+        memory_clock_hz=mem_clock * 1e3 if mem_clock else None,
+        memory_bus_bits=attr("GLOBAL_MEMORY_BUS_WIDTH"),
+        l2_bytes=attr("L2_CACHE_SIZE"),
+        max_threads_per_block=attr("MAX_THREADS_PER_BLOCK"),
+        max_shared_memory_per_block=attr("MAX_SHARED_MEMORY_PER_BLOCK"),
+        registers_per_sm=attr("MAX_REGISTERS_PER_MULTIPROCESSOR"),
+        warp_size=attr("WARP_SIZE") or 32,
+        driver_version=driver,
+        runtime_version=rt,
+        notes="a real GPU: timings are GPU timings",
+    )
+
+
+def _simulator_info() -> DeviceInfo:
+    return DeviceInfo(
+        mode="simulator",
+        name="Numba CUDA simulator",
+        max_threads_per_block=1024,
+        notes=(
+            f"kernels run as Python threads on this CPU ({os.cpu_count()} cores), one block at a "
+            "time, about 10,000 threads per second. Indexing, shared memory, syncthreads and "
+            "atomics behave as on a GPU; speed does not: timings are not GPU timings."
+        ),
+    )
+
+
+@cache
+def device_info() -> DeviceInfo:
+    """The device the course runs kernels on (cached: the device does not change in a session)."""
+    return _gpu_info() if runtime.mode == "gpu" else _simulator_info()

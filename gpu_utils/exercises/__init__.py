@@ -1,0 +1,103 @@
+"""Lab exercises and their checkers (chapter 00 explains how labs work).
+
+``check(exercise_id, answer)`` runs the checker and returns a :class:`CheckResult` whose message
+says what is wrong and what to try next; it never raises for a learner's mistake. Kernels are
+checked in a separate process on the simulator, which reports out-of-bounds accesses precisely;
+in GPU mode a kernel that passes there is also compiled and run on the GPU, and the check fails
+if the GPU disagrees (the message of a pass is the same in both modes).
+
+Each chapter's exercises live in a module ``chNN_topic.py`` of this package, found automatically.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from .. import runtime
+from ._isolation import dumps, run_isolated
+from ._registry import CheckResult, Exercise, failed, get, ids, not_attempted, register
+
+__all__ = ["CheckResult", "Exercise", "check", "describe", "get", "ids", "register"]
+
+#: Seconds a check may run before the checker stops it.
+DEFAULT_TIMEOUT = 60.0
+
+
+def _load_chapters() -> None:
+    for module in pkgutil.iter_modules(__path__):
+        if module.name.startswith("ch"):
+            importlib.import_module(f"{__name__}.{module.name}")
+
+
+def _python_function(kernel: object):
+    """The Python function behind a CUDA kernel (simulator or GPU dispatcher), or None."""
+    for attribute in ("py_func", "fn"):
+        function = getattr(kernel, attribute, None)
+        if callable(function):
+            return function
+    return None
+
+
+def describe(exercise_id: str) -> str:
+    """What an exercise expects: the signature and the launch the checker uses."""
+    exercise = get(exercise_id)
+    return f"{exercise.id}: {exercise.title}\n  signature: {exercise.signature}\n  launch: {exercise.launch}"
+
+
+def _prepare(exercise: Exercise, answer: object) -> tuple[bytes | None, CheckResult | None]:
+    """Serialise the answer for the checker's process, or explain why it can't be checked."""
+    target = answer
+    if exercise.kind == "kernel":
+        target = _python_function(answer)
+        if target is None:
+            if callable(answer):
+                return None, failed(
+                    exercise.id,
+                    "This is a plain Python function, not a CUDA kernel.",
+                    "put `@cuda.jit` on the line above `def`, run the cell, then check again.",
+                )
+            return None, failed(
+                exercise.id,
+                f"Expected a CUDA kernel ({exercise.signature}), got {type(answer).__name__}.",
+                "pass the kernel itself: check(..., my_kernel), not my_kernel(...).",
+            )
+    try:
+        return dumps(target), None
+    except Exception as error:  # an unpicklable global, such as a device array or an open file
+        return None, failed(
+            exercise.id,
+            f"The checker could not copy your code into its own process ({error}).",
+            "use only kernel arguments, numbers and NumPy arrays from outside the function; "
+            "pass data as arguments rather than reading globals.",
+        )
+
+
+def check(exercise_id: str, answer: object, *, timeout: float = DEFAULT_TIMEOUT) -> CheckResult:
+    """Check ``answer`` (a kernel, function or value) for ``exercise_id``; never raises for it."""
+    try:
+        exercise = get(exercise_id)
+    except KeyError as error:
+        return CheckResult(False, error.args[0], exercise_id)
+    if exercise.kind == "value":
+        return exercise.run(answer)
+    payload, problem = _prepare(exercise, answer)
+    if problem is not None:
+        return problem
+    result = run_isolated(exercise_id, exercise.kind, payload, "simulator", timeout)
+    if result.passed and exercise.kind == "kernel" and runtime.mode == "gpu":
+        on_gpu = run_isolated(exercise_id, exercise.kind, payload, "gpu", timeout)
+        if not on_gpu.passed:
+            text = on_gpu.message.replace(f"{exercise_id}: not yet.", "", 1).strip()
+            return CheckResult(
+                False,
+                f"{exercise_id}: not yet. Correct on the simulator, but on the GPU: {text}",
+                exercise_id,
+                output=result.output + on_gpu.output,
+            )
+    if result.output:
+        print(result.output, end="")
+    return result
+
+
+_load_chapters()

@@ -1,0 +1,109 @@
+"""Run a check in a separate, reusable process with a time limit (parent side).
+
+The learner's kernel is serialised with cloudpickle (by value, so functions defined in a notebook
+travel too), rebuilt with ``cuda.jit`` in the worker, and run there. A kernel that never finishes
+is stopped by ending the worker; the notebook's own state is never touched.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import subprocess
+import sys
+import threading
+from multiprocessing.connection import Connection
+
+import cloudpickle
+
+from ._registry import CheckResult
+
+_workers: dict[str, tuple[subprocess.Popen, Connection, Connection]] = {}
+_lock = threading.Lock()
+
+
+def _start(mode: str) -> tuple[subprocess.Popen, Connection, Connection]:
+    """Start ``python -m gpu_utils.exercises._worker`` with two private pipes and its own mode."""
+    request_read, request_write = os.pipe()
+    result_read, result_write = os.pipe()
+    env = dict(os.environ, GPU_COURSE_MODE=mode)  # read by the worker's `import gpu_utils`
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gpu_utils.exercises._worker", str(request_read), str(result_write)],
+        pass_fds=(request_read, result_write),
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
+    os.close(request_read)
+    os.close(result_write)
+    return (
+        process,
+        Connection(request_write, readable=False),
+        Connection(result_read, writable=False),
+    )
+
+
+def _stop(mode: str) -> None:
+    process, to_worker, from_worker = _workers.pop(mode, (None, None, None))
+    if process is None:
+        return
+    to_worker.close()
+    from_worker.close()
+    if process.poll() is None:
+        process.kill()
+    process.wait(5)
+
+
+def shutdown() -> None:
+    """End every checker process (also run at interpreter exit)."""
+    for mode in list(_workers):
+        _stop(mode)
+
+
+def dumps(obj: object) -> bytes:
+    """Serialise a learner's function by value, whatever module it was defined in."""
+    module = sys.modules.get(getattr(obj, "__module__", None) or "")
+    by_value = module is not None and not module.__name__.startswith(("gpu_utils", "numba"))
+    if by_value and module.__name__ != "__main__":
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        return cloudpickle.dumps(obj)
+    finally:
+        if by_value and module.__name__ != "__main__":
+            cloudpickle.unregister_pickle_by_value(module)
+
+
+def run_isolated(exercise_id: str, kind: str, payload: bytes, mode: str, timeout: float):
+    """Run one check in the ``mode`` worker; a CheckResult, or a plain-language failure."""
+    with _lock:
+        if mode not in _workers or _workers[mode][0].poll() is not None:
+            _stop(mode)
+            _workers[mode] = _start(mode)
+        process, to_worker, from_worker = _workers[mode]
+        to_worker.send((exercise_id, kind, payload))
+        if not from_worker.poll(timeout):
+            _stop(mode)
+            return CheckResult(
+                False,
+                f"{exercise_id}: not yet. Your code was still running after {timeout:g} s, so the "
+                "checker stopped it (your notebook is unaffected).\nHint: look for a loop that "
+                "never ends: a `while` whose condition never changes, or a grid-stride loop whose "
+                "step is 0 (use `cuda.gridsize(1)` as the step).",
+                exercise_id,
+            )
+        try:
+            return CheckResult(*from_worker.recv())
+        except (EOFError, OSError):
+            code = process.wait(5)
+            _stop(mode)
+            return CheckResult(
+                False,
+                f"{exercise_id}: not yet. The checker's process stopped while running your code "
+                f"(exit code {code}). This usually means a crash inside the kernel, such as an "
+                "illegal memory access on the GPU.\nHint: check every index against its array's "
+                "size, then run the check again.",
+                exercise_id,
+            )
+
+
+atexit.register(shutdown)

@@ -1,0 +1,23 @@
+"""Shared test set-up: every test runs in the mode gpu_utils chose (the simulator on CI)."""
+
+from pathlib import Path
+
+import pytest
+
+import gpu_utils as gu
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_collection_modifyitems(config, items):
+    if gu.mode == "gpu":
+        return
+    skip = pytest.mark.skip(reason="needs a real GPU; this run uses the simulator")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT

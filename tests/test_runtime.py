@@ -1,0 +1,87 @@
+"""Mode selection: chosen once, before numba; overridable; a wrong import order is explained."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import gpu_utils as gu
+
+
+def _python(code: str, **env) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM",)}
+    full_env.pop("GPU_COURSE_MODE", None)
+    full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=full_env, timeout=120
+    )
+
+
+def test_mode_is_known_and_sets_the_simulator_flag():
+    assert gu.mode in ("gpu", "simulator")
+    if gu.mode == "simulator":
+        assert os.environ["NUMBA_ENABLE_CUDASIM"] == "1"
+        from numba import config
+
+        assert config.ENABLE_CUDASIM
+
+
+def test_pick_follows_the_mode():
+    assert gu.pick(gpu="big", simulator="small") == ("big" if gu.mode == "gpu" else "small")
+
+
+def test_override_forces_the_simulator():
+    out = _python("import gpu_utils as gu; print(gu.mode)", GPU_COURSE_MODE="simulator")
+    assert out.stdout.strip() == "simulator"
+
+
+def test_bad_override_says_what_to_do():
+    out = _python("import gpu_utils", GPU_COURSE_MODE="tpu")
+    assert out.returncode != 0
+    assert "use 'gpu' or 'simulator'" in out.stderr
+
+
+def test_numba_imported_first_in_the_wrong_mode_is_explained():
+    code = "import numba; import gpu_utils as gu; print(gu.runtime.mode_conflict is not None)"
+    out = _python(code, GPU_COURSE_MODE="simulator")
+    assert out.stdout.strip() == "True"
+    assert "numba was imported before gpu_utils" in out.stderr
+    assert "make `import gpu_utils as gu` the first import" in out.stderr
+
+
+def test_numba_imported_first_in_the_right_mode_is_fine():
+    code = "import numba; import gpu_utils as gu; print(gu.runtime.mode_conflict)"
+    out = _python(code, GPU_COURSE_MODE="simulator", NUMBA_ENABLE_CUDASIM="1")
+    assert out.stdout.strip() == "None"
+    assert "imported before" not in out.stderr
+
+
+def test_importing_gpu_utils_does_not_import_numba():
+    out = _python("import sys, gpu_utils; print('numba' in sys.modules)")
+    assert out.stdout.strip() == "False"
+
+
+def test_device_info_is_honest():
+    info = gu.device_info()
+    if gu.mode == "simulator":
+        assert info.name == "Numba CUDA simulator"
+        assert "not GPU timings" in info.notes
+        assert info.peak_bandwidth is None and info.spec is None
+    else:
+        assert info.sm_count and info.memory_bytes and info.compute_capability
+
+
+def test_banner_names_the_mode():
+    assert gu.banner().startswith("Mode: simulator" if gu.mode == "simulator" else "Mode: GPU")
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    with pytest.raises(AttributeError):
+        gu.no_such_module  # noqa: B018
+
+
+@pytest.mark.gpu
+def test_gpu_device_info_matches_a_spec_when_known():
+    info = gu.device_info()
+    assert info.peak_bandwidth and info.peak_bandwidth > 1e11
