@@ -5,6 +5,7 @@ Taught in chapter 00 (the mode banner) and chapter 02 (reading a device query).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from functools import cache
@@ -93,10 +94,8 @@ def _gpu_info() -> DeviceInfo:
             return None
 
     free = total = None
-    try:
+    with contextlib.suppress(Exception):  # some drivers refuse memory queries
         free, total = cuda.current_context().get_memory_info()
-    except Exception:
-        pass
     try:
         driver = _version(cuda.cudadrv.driver.driver.get_version())
     except Exception:

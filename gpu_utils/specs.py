@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-__all__ = ["GpuSpec", "get", "names", "match", "SPECS"]
+__all__ = ["SPECS", "GpuSpec", "get", "match", "names"]
 
 GB = 1e9
 KB = 1024  # on-chip sizes (shared memory, L2) are binary in NVIDIA's tuning guides

@@ -35,7 +35,9 @@ def test_environment_yml_matches_the_locked_pins():
             yml[re.sub(r"\[.*\]", "", name).lower()] = version
     locked = _pins("requirements/course.txt") | _pins("requirements/dev.txt")
     for name, version in yml.items():
-        assert locked.get(name) == version, f"{name}: environment.yml {version}, lock {locked.get(name)}"
+        assert locked.get(name) == version, (
+            f"{name}: environment.yml {version}, lock {locked.get(name)}"
+        )
     wanted = set(_direct("requirements/course.in") + _direct("requirements/dev.in"))
     assert wanted <= set(yml), f"missing from environment.yml: {sorted(wanted - set(yml))}"
     assert "-e ." in pip_section

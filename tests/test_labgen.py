@@ -8,7 +8,11 @@ from gpu_utils import labgen
 
 def _solution(path, body="    return a + b"):
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Python 3"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "language": "python",
+        "display_name": "Python 3",
+    }
     nb.cells = [
         nbformat.v4.new_markdown_cell("# Lab"),
         nbformat.v4.new_code_cell(

@@ -63,7 +63,9 @@ def test_dense_rates_are_half_the_printed_sparse_rates(name):
 def test_nvlink_is_per_direction(name):
     spec = specs.get(name)
     if spec.nvlink_bandwidth is not None:
-        assert spec.nvlink_bandwidth == pytest.approx(_printed(spec.sources["nvlink_bandwidth"]) / 2)
+        assert spec.nvlink_bandwidth == pytest.approx(
+            _printed(spec.sources["nvlink_bandwidth"]) / 2
+        )
 
 
 def test_chips_without_units_say_none():

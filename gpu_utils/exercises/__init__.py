@@ -16,7 +16,7 @@ import pkgutil
 
 from .. import runtime
 from ._isolation import dumps, run_isolated
-from ._registry import CheckResult, Exercise, failed, get, ids, not_attempted, register
+from ._registry import CheckResult, Exercise, failed, get, ids, register
 
 __all__ = ["CheckResult", "Exercise", "check", "describe", "get", "ids", "register"]
 
