@@ -9,6 +9,8 @@ Conventions, so that figures are never mixed up:
   source says so;
 * ``nvlink_bandwidth`` is per GPU and per direction: datasheets print the bidirectional total,
   which is twice this;
+* ``network_bandwidth`` is the scale-out network per GPU and per direction in NVIDIA's reference
+  system for that GPU (a DGX: one NIC per GPU), converted from Gb/s to bytes/s;
 * ``None`` means the chip has no such unit (a T4 has no bf16 or fp8 tensor cores, no NVLink).
 """
 
@@ -45,6 +47,7 @@ class GpuSpec:
     bf16_dense_flops: float | None
     fp8_dense_flops: float | None
     nvlink_bandwidth: float | None
+    network_bandwidth: float | None
     tdp_watts: float
     sources: Mapping[str, str] = field(repr=False)
 
@@ -75,6 +78,10 @@ _B200_DS = "NVIDIA GB200 NVL72 / HGX B200 datasheet (2024), HGX B200 per-GPU col
 _B200_SPARSE = _B200_DS + ": printed with sparsity; dense = printed / 2"
 _B200_QUERY = "CUDA device query on a B200 (cudaGetDeviceProperties), quoted in pytorch/ao PR #4002"
 _NVLINK = "; the datasheet's figure is bidirectional, so per direction = printed / 2"
+_DGX_H_NIC = (
+    "NVIDIA DGX H100 datasheet (2023): 8x single-port ConnectX-7 400 Gb/s InfiniBand/Ethernet "
+    "for 8 GPUs; 400 Gb/s = 50 GB/s"
+)
 
 
 def _cc(version: str) -> str:
@@ -98,6 +105,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
             bf16_dense_flops=None,
             fp8_dense_flops=None,
             nvlink_bandwidth=None,
+            network_bandwidth=None,
             tdp_watts=70,
             sources=_sources(
                 compute_capability=_cc("7.5"),
@@ -126,6 +134,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
             bf16_dense_flops=121 * TERA,
             fp8_dense_flops=242.5 * TERA,
             nvlink_bandwidth=None,
+            network_bandwidth=None,
             tdp_watts=72,
             sources=_sources(
                 compute_capability=_cc("8.9"),
@@ -157,6 +166,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
             bf16_dense_flops=312 * TERA,
             fp8_dense_flops=None,
             nvlink_bandwidth=300 * GB,
+            network_bandwidth=25 * GB,
             tdp_watts=400,
             sources=_sources(
                 compute_capability=_cc("8.0"),
@@ -170,6 +180,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
                 fp16_dense_flops=_A100_DS + " (dense; 624 with sparsity)",
                 bf16_dense_flops=_A100_DS + " (dense; 624 with sparsity)",
                 nvlink_bandwidth=_A100_DS + " (600 GB/s)" + _NVLINK,
+                network_bandwidth="NVIDIA DGX A100 datasheet (2020): 8x single-port ConnectX-6 200 Gb/s HDR InfiniBand for 8 GPUs; 200 Gb/s = 25 GB/s",
                 tdp_watts=_A100_DS,
             ),
         ),
@@ -188,6 +199,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
             bf16_dense_flops=989.5 * TERA,
             fp8_dense_flops=1979 * TERA,
             nvlink_bandwidth=450 * GB,
+            network_bandwidth=50 * GB,
             tdp_watts=700,
             sources=_sources(
                 compute_capability=_cc("9.0"),
@@ -202,6 +214,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
                 bf16_dense_flops=_H100_SPARSE + " (1,979 TFLOPS)",
                 fp8_dense_flops=_H100_SPARSE + " (3,958 TFLOPS)",
                 nvlink_bandwidth=_H100_DS + " (900 GB/s)" + _NVLINK,
+                network_bandwidth=_DGX_H_NIC,
                 tdp_watts=_H100_DS + " (up to 700 W, configurable)",
             ),
         ),
@@ -220,6 +233,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
             bf16_dense_flops=989.5 * TERA,
             fp8_dense_flops=1979 * TERA,
             nvlink_bandwidth=450 * GB,
+            network_bandwidth=50 * GB,
             tdp_watts=700,
             sources=_sources(
                 compute_capability=_cc("9.0"),
@@ -234,6 +248,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
                 bf16_dense_flops=_H200_SPARSE + " (1,979 TFLOPS)",
                 fp8_dense_flops=_H200_SPARSE + " (3,958 TFLOPS)",
                 nvlink_bandwidth=_H200_DS + " (900 GB/s)" + _NVLINK,
+                network_bandwidth="NVIDIA DGX H200 datasheet (2024): 8x single-port ConnectX-7 400 Gb/s for 8 GPUs; 400 Gb/s = 50 GB/s",
                 tdp_watts=_H200_DS + " (up to 700 W, configurable)",
             ),
         ),
@@ -252,6 +267,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
             bf16_dense_flops=2250 * TERA,
             fp8_dense_flops=4500 * TERA,
             nvlink_bandwidth=900 * GB,
+            network_bandwidth=50 * GB,
             tdp_watts=1000,
             sources=_sources(
                 compute_capability=_cc("10.0"),
@@ -266,6 +282,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
                 bf16_dense_flops=_B200_SPARSE + " (4.5 PFLOPS)",
                 fp8_dense_flops=_B200_SPARSE + " (9 PFLOPS)",
                 nvlink_bandwidth=_B200_DS + " (1.8 TB/s)" + _NVLINK,
+                network_bandwidth="NVIDIA DGX B200 datasheet (2024): 8x single-port ConnectX-7 400 Gb/s for 8 GPUs; 400 Gb/s = 50 GB/s",
                 tdp_watts=_B200_DS + " (configurable up to 1,000 W)",
             ),
         ),

@@ -18,6 +18,7 @@ FIELDS = [
     "bf16_dense_flops",
     "fp8_dense_flops",
     "nvlink_bandwidth",
+    "network_bandwidth",
     "compute_capability",
 ]
 
@@ -66,6 +67,14 @@ def test_nvlink_is_per_direction(name):
         assert spec.nvlink_bandwidth == pytest.approx(
             _printed(spec.sources["nvlink_bandwidth"]) / 2
         )
+
+
+@pytest.mark.parametrize("name", REQUIRED)
+def test_network_is_the_nic_rate_in_bytes(name):
+    spec = specs.get(name)
+    if spec.network_bandwidth is not None:
+        gbits = float(re.search(r"; (\d+) Gb/s = ", spec.sources["network_bandwidth"]).group(1))
+        assert spec.network_bandwidth == pytest.approx(gbits * 1e9 / 8)
 
 
 def test_chips_without_units_say_none():

@@ -1,0 +1,33 @@
+"""Reference measurements: loaded when recorded, refused from the simulator, named safely."""
+
+import json
+
+import pytest
+
+import gpu_utils as gu
+from gpu_utils import reference
+
+
+def test_missing_recording_says_how_to_make_one():
+    assert reference.load("no_such_benchmark") is None
+    assert "python benchmarks/x.py" in reference.missing("no_such_benchmark", "benchmarks/x.py")
+
+
+def test_recordings_load_with_their_provenance(tmp_path, monkeypatch):
+    monkeypatch.setattr(reference, "DATA_DIR", tmp_path)
+    record = {"device": "NVIDIA H100 80GB HBM3", "date": "2026-11-21", "command": "c", "results": [1]}
+    (tmp_path / "demo.json").write_text(json.dumps(record))
+    loaded = reference.load("demo")
+    assert loaded.device == "NVIDIA H100 80GB HBM3" and loaded.results == [1]
+    assert "NVIDIA H100 80GB HBM3, 2026-11-21" in loaded.caption()
+
+
+def test_names_cannot_escape_the_data_folder():
+    with pytest.raises(ValueError, match="letters, digits"):
+        reference.load("../secrets")
+
+
+@pytest.mark.skipif(gu.mode == "gpu", reason="simulator refusal")
+def test_saving_from_the_simulator_is_refused():
+    with pytest.raises(RuntimeError, match="real GPU"):
+        reference.save("demo", [1])
