@@ -81,7 +81,12 @@ def run_isolated(exercise_id: str, kind: str, payload: bytes, mode: str, timeout
             _workers[mode] = _start(mode)
         process, to_worker, from_worker = _workers[mode]
         to_worker.send((exercise_id, kind, payload))
-        if not from_worker.poll(timeout):
+        try:
+            finished = from_worker.poll(timeout)
+        except KeyboardInterrupt:  # the learner interrupted the check: stop the kernel too
+            _stop(mode)
+            raise
+        if not finished:
             _stop(mode)
             return CheckResult(
                 False,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import pickle
+import signal
 import sys
 import traceback
 from multiprocessing.connection import Connection
@@ -57,6 +58,8 @@ def serve(requests: Connection, results: Connection) -> None:
 
 
 if __name__ == "__main__":
+    # Ctrl-C / "interrupt kernel" reaches the whole process group; the parent decides what to do.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     serve(
         Connection(int(sys.argv[1]), writable=False),
         Connection(int(sys.argv[2]), readable=False),
