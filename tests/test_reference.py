@@ -15,7 +15,12 @@ def test_missing_recording_says_how_to_make_one():
 
 def test_recordings_load_with_their_provenance(tmp_path, monkeypatch):
     monkeypatch.setattr(reference, "DATA_DIR", tmp_path)
-    record = {"device": "NVIDIA H100 80GB HBM3", "date": "2026-11-21", "command": "c", "results": [1]}
+    record = {
+        "device": "NVIDIA H100 80GB HBM3",
+        "date": "2026-11-21",
+        "command": "c",
+        "results": [1],
+    }
     (tmp_path / "demo.json").write_text(json.dumps(record))
     loaded = reference.load("demo")
     assert loaded.device == "NVIDIA H100 80GB HBM3" and loaded.results == [1]
