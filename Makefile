@@ -73,9 +73,9 @@ execute: $(DEV_STAMP)
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
 	.lock-venv/bin/pip install --quiet -r requirements/course.in
-	.lock-venv/bin/pip freeze --exclude-editable > requirements/course.txt.new
+	.lock-venv/bin/pip freeze --all --exclude-editable > requirements/course.txt.new
 	.lock-venv/bin/pip install --quiet -r requirements/dev.in -c requirements/course.txt.new
-	.lock-venv/bin/pip freeze --exclude-editable > requirements/all.txt.new
+	.lock-venv/bin/pip freeze --all --exclude-editable > requirements/all.txt.new
 	$(PYTHON) requirements/split_lock.py requirements/course.txt.new requirements/all.txt.new
 	rm -rf .lock-venv requirements/*.new
 

@@ -1,7 +1,8 @@
 """Write requirements/course.txt and dev.txt from two `pip freeze` outputs (used by `make lock`).
 
 course.txt pins everything a learner's environment holds; dev.txt pins what the test tools add.
-A local build tag (torch 2.13.0+cpu) is dropped, so a GPU machine gets the CUDA build of the same
+`make lock` freezes with --all so setuptools (the build backend for the editable install) is
+pinned too; pip itself is left out. A local build tag (torch 2.13.0+cpu) is dropped, so a GPU machine gets the CUDA build of the same
 version.
 """
 
@@ -15,7 +16,7 @@ HERE = Path(__file__).parent
 def pins(path: str) -> dict[str, str]:
     found = {}
     for line in Path(path).read_text().splitlines():
-        if "==" in line and not line.startswith("#"):
+        if "==" in line and not line.startswith(("#", "pip==")):
             name, version = line.split("==", 1)
             found[re.sub(r"[-_.]+", "-", name).lower()] = version.split("+", 1)[0]
     return found
