@@ -55,7 +55,7 @@ def judge(exercise_id: str, answer: NumericAnswer, value: object) -> CheckResult
     if math.isclose(value, answer.expected, rel_tol=answer.rel_tol):
         return passed(
             exercise_id,
-            f"{_fmt(value, answer.unit)} is within {answer.rel_tol:.0%} of the expected answer.",
+            f"{_fmt(value, answer.unit)} is within {answer.rel_tol * 100:g}% of the expected answer.",
         )
     for wrong, hint in answer.mistakes.items():
         if math.isclose(value, wrong, rel_tol=answer.rel_tol):

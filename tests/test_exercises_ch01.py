@@ -1,0 +1,107 @@
+"""Checkers of lab 01: correct answers written differently from the solutions pass; common
+mistakes fail with their own hint; a stub is 'not attempted yet'."""
+
+import math
+
+import pytest
+
+import gpu_utils as gu
+
+check = gu.exercises.check
+
+
+def _returns(value):
+    return lambda: value
+
+
+# Each exercise: correct answers (computed differently from the solutions), then known mistakes.
+CORRECT = {
+    "weights_70b_bf16": [_returns(140), lambda: 70 * 2 * 1e9 / 1e9, _returns(140.9)],
+    "h100s_for_70b_bf16": [
+        _returns(2),
+        lambda: -(-70e9 * 2 // gu.specs.get("H100-SXM").hbm_bytes),  # ceiling division
+    ],
+    "stream_7b_bf16_h100_ms": [
+        lambda: 14 / 3350 * 1e3,  # GB over GB/s, in ms
+        lambda: 7e9 * 16 / 8 / gu.specs.get("H100-SXM").hbm_bandwidth * 1000,
+    ],
+    "matmul_flops_4096": [lambda: 2 * 4096**3, lambda: 4096 * 4096 * (2 * 4096)],
+    "add_bytes_1e8": [_returns(1.2e9), lambda: (2 + 1) * 4 * 10**8],
+}
+
+MISTAKES = {
+    "weights_70b_bf16": [
+        (1120, "you counted bits"),
+        (280, "that is fp32"),
+        (70, "that is int8"),
+        (70e9 * 2 / 2**30, "GiB"),
+        (1.4e11, "divide by 1e9"),
+        (42, "multiply parameters by bytes per parameter"),
+    ],
+    "h100s_for_70b_bf16": [
+        (1.75, "round the ratio up"),
+        (1, "rounding down leaves weights without a GPU: 140 GB do not fit in 80 GB"),
+        (4, "that is for fp32 weights"),
+        (3.5, "a GPU comes whole"),
+        (8, "and round up"),
+    ],
+    "stream_7b_bf16_h100_ms": [
+        (33.43, "you counted bits"),
+        (8.358, "that is for fp32 weights"),
+        (0.004179, "that is in seconds"),
+        (4179, "1000x too small"),
+        (1.0, "time = bytes / (bytes per second)"),
+    ],
+    "matmul_flops_4096": [
+        (4096**3, "two operations, a multiply and an add"),
+        (2 * 4096**2, "each of the n^2 outputs is a dot product"),
+        (4096**2, "that counts outputs"),
+        (1e9, "n^2 outputs, each a dot product"),
+    ],
+    "add_bytes_1e8": [
+        (8e8, "writing `out` moves bytes too"),
+        (4e8, "x and y are read and out is written"),
+        (3e8, "that counts elements"),
+        (2.4e9, "8 is float64"),
+        (1e3, "three arrays"),
+    ],
+}
+
+
+def test_every_exercise_of_the_chapter_is_tested():
+    assert set(gu.exercises.ids("01_why_gpus")) == set(CORRECT) == set(MISTAKES)
+
+
+@pytest.mark.parametrize(
+    "exercise_id, answer",
+    [(e, a) for e, answers in CORRECT.items() for a in answers],
+)
+def test_correct_answers_pass(exercise_id, answer):
+    result = check(exercise_id, answer)
+    assert result.passed, result.message
+    assert "passed" in result.message
+
+
+@pytest.mark.parametrize(
+    "exercise_id, value, hint",
+    [(e, v, h) for e, mistakes in MISTAKES.items() for v, h in mistakes],
+)
+def test_mistakes_fail_with_their_hint(exercise_id, value, hint):
+    result = check(exercise_id, _returns(value))
+    assert not result.passed
+    assert hint in result.message, result.message
+
+
+@pytest.mark.parametrize("exercise_id", list(CORRECT))
+def test_a_stub_is_not_attempted_yet(exercise_id):
+    def stub():
+        raise NotImplementedError()
+
+    result = check(exercise_id, stub)
+    assert not result.passed and not result.attempted
+    assert "not attempted yet" in result.message
+
+
+def test_answers_need_to_be_numbers():
+    assert "not a number" in check("weights_70b_bf16", _returns("140 GB")).message
+    assert "returned nan" in check("weights_70b_bf16", _returns(math.nan)).message
