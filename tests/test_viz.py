@@ -1,0 +1,247 @@
+"""gu.viz.thread_map: who wrote what, for correct and known-wrong kernels (chapter 03)."""
+
+import matplotlib
+import numpy as np
+import pytest
+from numba import cuda
+
+import gpu_utils as gu
+from gpu_utils import viz
+
+matplotlib.use("Agg")
+
+thread_map = gu.viz.thread_map
+
+
+@cuda.jit
+def vector_add(a, b, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a[i] + b[i]
+
+
+@cuda.jit
+def vector_add_thread_index_only(a, b, out):
+    i = cuda.threadIdx.x
+    if i < out.size:
+        out[i] = a[i] + b[i]
+
+
+@cuda.jit
+def vector_add_no_guard(a, b, out):
+    i = cuda.grid(1)
+    out[i] = a[i] + b[i]
+
+
+@cuda.jit
+def copy_grid_stride(x, out):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        out[i] = x[i]
+
+
+@cuda.jit
+def copy_2d(x, out):
+    col, row = cuda.grid(2)
+    if row < out.shape[0] and col < out.shape[1]:
+        out[row, col] = x[row, col]
+
+
+@cuda.jit
+def copy_2d_swapped(x, out):
+    row, col = cuda.grid(2)
+    if row < out.shape[0] and col < out.shape[1]:
+        out[row, col] = x[row, col]
+
+
+@cuda.jit
+def sum_atomic(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        cuda.atomic.add(out, 0, x[i])
+
+
+@cuda.jit
+def row_fill(out):
+    row = cuda.grid(1)
+    if row < out.shape[0]:
+        out[row, :] = row  # one store of a whole row
+
+
+def _vectors(n=10):
+    a = np.arange(n, dtype=np.float32)
+    return a, a + 1, np.full(n, np.nan, dtype=np.float32)
+
+
+def test_a_correct_kernel_writes_each_element_once_and_the_ids_are_right():
+    a, b, out = _vectors(10)
+    result = thread_map(vector_add, 3, 4, a, b, out, plot=False)
+    (written,) = result.arrays  # only `out` was written to
+    assert written.name == "out" and written.position == 2
+    assert (written.writes == 1).all() and (written.writers == 1).all()
+    assert written.block[5].tolist() == [1, 0, 0] and written.thread[5].tolist() == [1, 0, 0]
+    assert written.block[9].tolist() == [2, 0, 0] and written.thread[9].tolist() == [1, 0, 0]
+    assert "each of the 10 elements written by exactly one thread" in str(result)
+    assert result.error is None
+    assert np.isnan(out).all(), "thread_map must run on copies, not on the learner's arrays"
+
+
+def test_thread_index_only_shows_unwritten_and_shared_elements():
+    result = thread_map(vector_add_thread_index_only, 3, 4, *_vectors(10), plot=False)
+    out = result["out"]
+    assert out.unwritten.tolist() == [False] * 4 + [True] * 6
+    assert out.writers[:4].tolist() == [3, 3, 3, 3]  # thread x of every block wrote out[x]
+    assert out.block[0].tolist() == [0, 0, 0]  # the lowest-numbered writer is shown
+    text = result.summary()
+    assert "6 of 10 elements never written (first: out[4])" in text
+    assert "4 written by more than one thread (first: out[0], by 3 threads)" in text
+
+
+def test_a_missing_guard_is_reported_deterministically_not_raised():
+    result = thread_map(vector_add_no_guard, 3, 4, *_vectors(10), plot=False)
+    assert (result["out"].writes == 1).all()  # every other thread still ran, as on a GPU
+    assert result.error.startswith("2 threads raised IndexError; the first is thread 2 of block 2")
+    assert "index 10 is out of bounds" in result.error
+    assert "if i < out.size:" in result.summary()
+
+
+def test_grid_stride_loop_threads_write_several_elements():
+    x = np.arange(70, dtype=np.float32)
+    result = thread_map(copy_grid_stride, 2, 8, x, np.zeros_like(x), plot=False)
+    out = result["out"]
+    assert (out.writers == 1).all()
+    assert out.block[16].tolist() == [0, 0, 0] and out.thread[16].tolist() == [0, 0, 0]
+    assert out.block[24].tolist() == [1, 0, 0]
+
+
+def test_two_d_launch_records_x_as_column_and_y_as_row():
+    x = np.arange(35, dtype=np.float32).reshape(5, 7)
+    out = thread_map(copy_2d, (2, 2), (4, 4), x, np.zeros_like(x), plot=False)["out"]
+    assert (out.writers == 1).all()
+    assert out.block[4, 6].tolist() == [1, 1, 0] and out.thread[4, 6].tolist() == [2, 0, 0]
+    swapped = thread_map(copy_2d_swapped, (2, 2), (4, 4), x, np.zeros_like(x), plot=False)
+    assert swapped["out"].thread[4, 6].tolist() == [0, 2, 0]  # x now runs down the rows
+
+
+def test_swapped_indices_on_a_wide_matrix_leave_columns_unwritten():
+    x = np.zeros((3, 12), dtype=np.float32)
+    result = thread_map(copy_2d_swapped, (3, 1), (4, 4), x, x.copy(), plot=False)
+    assert result["out"].unwritten[:, 4:].all() and not result["out"].unwritten[:, :4].any()
+
+
+def test_atomics_are_recorded_as_writes_by_every_thread():
+    x = np.ones(20, dtype=np.float32)
+    result = thread_map(sum_atomic, 2, 16, x, np.zeros(1, dtype=np.float32), plot=False)
+    assert result["out"].writers.tolist() == [20]
+
+
+def test_slice_stores_are_attributed_to_every_element_they_touch():
+    result = thread_map(row_fill, 1, 4, np.zeros((3, 5), dtype=np.float32), plot=False)
+    out = result["out"]
+    assert (out.writers == 1).all()
+    assert out.thread[:, 0, 0].tolist() == [0, 1, 2]
+
+
+def test_the_simulator_process_used_in_gpu_mode_records_the_same():
+    args = (*_vectors(10),)
+    grid, block = viz._dim3(3), viz._dim3(4)
+    here = viz._record(vector_add_thread_index_only.py_func, grid, block, args)
+    there = viz._record_in_simulator_process(
+        vector_add_thread_index_only.py_func, grid, block, args
+    )
+    assert here[1] is None and there[1] is None
+    for position in here[0]:
+        shape_here, log_here = here[0][position]
+        shape_there, log_there = there[0][position]
+        assert shape_here == shape_there
+        assert sorted((t.tolist(), b, th) for t, b, th in log_here) == sorted(
+            (t.tolist(), b, th) for t, b, th in log_there
+        )
+
+
+def test_plot_draws_each_written_array_and_marks_problems():
+    result = thread_map(vector_add_thread_index_only, 3, 4, *_vectors(40), plot=False)
+    figure = result.plot()
+    (ax,) = figure.axes
+    labels = [t.get_text() for t in ax.texts]
+    assert labels.count("×3") == 4  # the shared elements are marked
+    assert "out, shape (40,)" in ax.get_title()
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "never written" in legend and "block 2" in legend
+    x = np.zeros((5, 7), dtype=np.float32)
+    figure = thread_map(copy_2d, (2, 2), (4, 4), x, x.copy(), plot=False).plot()
+    assert "3,4" not in [t.get_text() for t in figure.axes[0].texts]  # blocks are 4x4: ids 0..3
+    assert "3,3" in [t.get_text() for t in figure.axes[0].texts]
+
+
+def test_bad_input_gets_a_clear_error():
+    with pytest.raises(TypeError, match=r"@cuda\.jit"):
+        thread_map(vector_add.py_func, 1, 4, *_vectors(4))
+    with pytest.raises(ValueError, match="at most 16,384"):
+        thread_map(vector_add, 1000, 1000, *_vectors(4))
+    with pytest.raises(ValueError, match="positive int"):
+        thread_map(vector_add, 0, 4, *_vectors(4))
+
+
+def test_a_stub_says_so():
+    @cuda.jit
+    def stub(a, b, out):
+        raise NotImplementedError()
+
+    result = thread_map(stub, 1, 4, *_vectors(4), plot=False)
+    assert result.arrays == ()
+    assert result.summary().endswith("The kernel raises NotImplementedError: write its body first")
+
+
+def test_a_kernel_that_writes_nothing_says_so():
+    @cuda.jit
+    def idle(a, b, out):
+        pass
+
+    result = thread_map(idle, 1, 4, *_vectors(4))
+    assert result.arrays == () and result.error is None
+    assert "wrote to none of its array arguments" in result.summary()
+
+
+# --- transfer charts --------------------------------------------------------------------------
+
+
+def test_time_breakdown_draws_one_stacked_bar_per_estimate():
+    link = gu.transfers.pcie_bandwidth("4.0")
+    estimates = {
+        gpu: gu.transfers.estimate(8e6, 12e6, 4e6, link_bandwidth=link, memory_bandwidth=bw)
+        for gpu, bw in (("A", 2e12), ("B", 3e12))
+    }
+    figure = viz.time_breakdown(estimates, title="t")
+    (ax,) = figure.axes
+    assert len(ax.patches) == 6  # copy in, kernel, copy out for each
+    expected = [f"{e.transfer_share:.0%} copying" for e in estimates.values()]
+    assert [t.get_text().strip() for t in ax.texts] == expected == ["98% copying", "99% copying"]
+
+
+STEPS = (
+    "to device, pinned",
+    "to device, pageable",
+    "kernel",
+    "to host, pinned",
+    "to host, pageable",
+    "kernel with NumPy arguments",
+)
+
+
+def test_transfer_times_draws_measurement_rows():
+    rows = [  # the shape of gu.transfers.measure's rows (tests/test_transfers.py runs it)
+        {"n": n, "step": step, "bytes": 4 * n, "median_s": t, "q1_s": 0.9 * t, "q3_s": 1.2 * t}
+        | {"gb_per_s": 4 * n / t / 1e9}
+        for n in (2**16, 2**20)
+        for step, t in zip(
+            STEPS, np.array([1.0, 2.0, 0.05, 1.0, 2.0, 6.0]) * n * 4 / 25e9, strict=True
+        )
+    ]
+    references = {"PCIe 4.0 x16": 3.15e10, "GPU memory": 3e12}
+    figure = viz.transfer_times(rows, references=references, title="x")
+    times, rates = figure.axes
+    assert len(times.containers) == 6  # one errorbar series per step
+    assert len(rates.get_lines()) == 5 + 2  # the NumPy-argument launch has no rate; two references
+    assert "PCIe 4.0 x16: 32 GB/s" in [t.get_text() for t in rates.texts]
+    with pytest.raises(ValueError, match="no measurements"):
+        viz.transfer_times([])
