@@ -1,0 +1,429 @@
+"""The launcher behind ``gu.dist.run`` (chapter 08): it starts each run's ranks and watches them.
+
+``gu.dist`` starts it once per notebook as ``python -m gpu_utils._dist_launcher serve R W``, a fresh
+interpreter that imports PyTorch once and never initialises CUDA, so that on Linux it can fork
+ranks that start in milliseconds (elsewhere each rank is a fresh interpreter). A run's ranks
+share one process group, so a timeout ends them together; each rank writes its outcome to a file
+in the run's directory, and its stdout and stderr come back line by line through pipes. The
+launcher ends when the notebook closes its pipe.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import datetime
+import os
+import pickle
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+#: After one rank fails, the others get this long to finish before they are stopped.
+FAILURE_GRACE = 1.0
+#: Inside a rank, where its tensors belong ("cuda:1" or "cpu"); read by ``gu.dist.device()``.
+DEVICE_VARIABLE = "GPU_COURSE_DIST_DEVICE"
+
+
+def _to_cpu(value: Any) -> Any:
+    """Move tensors in a result (also inside lists, tuples and dicts) to the CPU."""
+    if hasattr(value, "detach") and hasattr(value, "cpu"):
+        return value.detach().cpu()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_cpu(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_cpu(v) for k, v in value.items()}
+    return value
+
+
+def _frames(error: BaseException) -> list[tuple]:
+    frames = traceback.extract_tb(error.__traceback__)
+    start = next((i + 1 for i, f in enumerate(frames) if f.name == "_call_fn"), 0)
+    return [(f.filename, f.lineno, f.name, f.line or "") for f in frames[start:]]
+
+
+def _call_fn(fn, rank, world_size, args):
+    return fn(rank, world_size, *args)
+
+
+def _rank_main(rank: int, job: dict, run_dir: str) -> int:
+    """One rank: set up the process group, call the function, write the outcome to run_dir."""
+    import faulthandler
+
+    stack_file = open(os.path.join(run_dir, f"rank{rank}.stack"), "w")  # noqa: SIM115
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=True)
+    os.environ.clear()
+    os.environ.update(job["env"])
+    backend, world_size = job["backend"], job["world_size"]
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(job["port"]),
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        WORLD_SIZE=str(world_size),
+    )
+    os.environ[DEVICE_VARIABLE] = f"cuda:{rank}" if backend == "nccl" else "cpu"
+    loopback = _loopback_interface()
+    if loopback:
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", loopback)
+        os.environ.setdefault("NCCL_SOCKET_IFNAME", loopback)
+    with contextlib.suppress(OSError):
+        os.chdir(job["cwd"])
+    # The course uses the collective names that work across torch versions; newer versions
+    # print a deprecation notice for some of them in every rank.
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch\.distributed")
+    outcome: dict[str, Any] = {"rank": rank}
+    initialised = False
+    try:
+        import cloudpickle
+        import torch
+        import torch.distributed as dist
+
+        fn, *args = pickle.loads(job["payload"])
+        timeout = datetime.timedelta(seconds=job["timeout"] + 30)  # our own timeout comes first
+        if backend == "nccl":
+            torch.cuda.set_device(rank)
+            dist.init_process_group(
+                "nccl",
+                rank=rank,
+                world_size=world_size,
+                timeout=timeout,
+                device_id=torch.device("cuda", rank),
+            )
+        else:
+            torch.set_num_threads(max(1, (os.cpu_count() or 1) // world_size))
+            dist.init_process_group("gloo", rank=rank, world_size=world_size, timeout=timeout)
+        # Every rank finishes connecting before any starts: otherwise a rank whose function
+        # returns at once closes its connections while others are still making theirs.
+        dist.barrier(**({"device_ids": [rank]} if backend == "nccl" else {}))
+        initialised = True
+        result = _call_fn(fn, rank, world_size, args)
+        outcome.update(status="ok", result=cloudpickle.dumps(_to_cpu(result)))
+    except BaseException as error:  # report everything, SystemExit and KeyboardInterrupt too
+        outcome.update(
+            status="error",
+            type=type(error).__name__,
+            message=str(error),
+            frames=_frames(error),
+            when=time.time(),
+        )
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    tmp = os.path.join(run_dir, f"rank{rank}.tmp")
+    with open(tmp, "wb") as handle:
+        pickle.dump(outcome, handle)
+    os.replace(tmp, os.path.join(run_dir, f"rank{rank}.pkl"))
+    if outcome["status"] == "ok" and initialised:
+        with contextlib.suppress(Exception):
+            torch.distributed.destroy_process_group()
+    # os._exit skips interpreter teardown, where torch's process-group destructors can abort.
+    return 0 if outcome["status"] == "ok" else 1
+
+
+def _loopback_interface() -> str | None:
+    with contextlib.suppress(OSError, AttributeError):
+        for _, name in socket.if_nameindex():
+            if name.startswith("lo"):
+                return name
+    return None
+
+
+# --- the launcher -----------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def kill_group(pgid: int, signum: int = signal.SIGKILL if hasattr(signal, "SIGKILL") else 9):
+    with contextlib.suppress(ProcessLookupError, PermissionError, AttributeError, OSError):
+        os.killpg(pgid, signum)
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this rank if the launcher dies."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+@dataclass
+class _Rank:
+    rank: int
+    pid: int
+    fds: dict[int, str]  # read end of its stdout and stderr pipes -> stream name
+    process: subprocess.Popen | None = None  # when started as a fresh interpreter
+    exit_code: int | None = None
+    ended: bool = False
+    ended_at: float = 0.0
+    outcome: dict | None = None
+
+
+class _Run:
+    """One job in the launcher: start the ranks, forward their output, collect outcomes."""
+
+    def __init__(self, job: dict, results: Connection, requests: Connection):
+        self.job, self.results, self.requests = job, results, requests
+        self.run_dir = tempfile.mkdtemp(prefix="gu-dist-")
+        self.job["port"] = _free_port()
+        self.ranks: list[_Rank] = []
+        self.pgid = 0
+        self.partial: dict[int, str] = {}
+        self.decoders: dict[int, codecs.IncrementalDecoder] = {}
+
+    # starting
+
+    def start(self) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        inherited = [self.results.fileno(), self.requests.fileno()]
+        if self.job["start"] == "exec":
+            with open(os.path.join(self.run_dir, "job.pkl"), "wb") as handle:
+                pickle.dump(self.job, handle)
+        for rank in range(self.job["world_size"]):
+            out_read, out_write = os.pipe()
+            err_read, err_write = os.pipe()
+            process = None
+            if self.job["start"] == "fork":
+                pid = self._fork(rank, out_write, err_write, [*inherited, out_read, err_read])
+            else:
+                process = self._exec(rank, out_write, err_write)
+                pid = process.pid
+            if rank == 0:
+                self.pgid = pid
+            with contextlib.suppress(OSError):
+                os.setpgid(pid, self.pgid)
+            os.close(out_write)
+            os.close(err_write)
+            inherited += [out_read, err_read]
+            fds = {out_read: "stdout", err_read: "stderr"}
+            self.ranks.append(_Rank(rank, pid, fds, process))
+            for fd in fds:
+                self.decoders[fd] = codecs.getincrementaldecoder("utf-8")("replace")
+                self.partial[fd] = ""
+        self.results.send(("started", self.pgid))
+
+    def _fork(self, rank: int, out_write: int, err_write: int, close: list[int]) -> int:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # "multi-threaded, fork()"
+            pid = os.fork()
+        if pid:
+            return pid
+        code = 1
+        try:
+            os.setpgid(0, self.pgid if rank else 0)
+            _die_with_parent()
+            for fd in close:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            os.dup2(out_write, 1)
+            os.dup2(err_write, 2)
+            os.close(out_write)
+            os.close(err_write)
+            sys.stdout = _line_buffered(1)
+            sys.stderr = _line_buffered(2)
+            code = _rank_main(rank, self.job, self.run_dir)
+        finally:
+            os._exit(code)
+
+    def _exec(self, rank: int, out_write: int, err_write: int) -> subprocess.Popen:
+        env = dict(self.job["env"], PYTHONUNBUFFERED="1")
+        group = {"process_group": self.pgid} if sys.version_info >= (3, 11) else {}
+        return subprocess.Popen(
+            [sys.executable, "-m", "gpu_utils._dist_launcher", "rank", self.run_dir, str(rank)],
+            stdin=subprocess.DEVNULL,
+            stdout=out_write,
+            stderr=err_write,
+            env=env,
+            **group,
+        )
+
+    # watching
+
+    def _forward(self, fd: int) -> bool:
+        """Send on the complete lines a rank printed; False at the end of its output."""
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            chunk = b""
+        text = self.partial[fd] + self.decoders[fd].decode(chunk, final=not chunk)
+        *lines, rest = text.split("\n")
+        if not chunk and rest:
+            lines.append(rest)
+            rest = ""
+        self.partial[fd] = rest
+        rank = next(r for r in self.ranks if fd in r.fds)
+        for line in lines:
+            self.results.send(("out", rank.rank, rank.fds[fd], line))
+        return bool(chunk)
+
+    def _poll(self, rank: _Rank) -> None:
+        if rank.ended:
+            return
+        if rank.process is not None:
+            code = rank.process.poll()
+        else:
+            try:
+                pid, status = os.waitpid(rank.pid, os.WNOHANG)
+            except ChildProcessError:
+                pid, status = rank.pid, 0
+            code = os.waitstatus_to_exitcode(status) if pid else None
+        if code is not None:
+            rank.ended, rank.exit_code, rank.ended_at = True, code, time.time()
+            rank.outcome = self._read_outcome(rank)
+
+    def _read_outcome(self, rank: _Rank) -> dict | None:
+        path = os.path.join(self.run_dir, f"rank{rank.rank}.pkl")
+        if not os.path.exists(path):
+            return None
+        with open(path, "rb") as handle:
+            return pickle.load(handle)
+
+    def supervise(self) -> list[dict]:
+        """Wait for every rank; stop them all at the timeout or soon after one fails."""
+        open_fds = {fd for r in self.ranks for fd in r.fds}
+        deadline = time.monotonic() + self.job["timeout"]
+        stop_at = deadline
+        while not all(r.ended for r in self.ranks):
+            ready, _, _ = select.select([*open_fds, self.requests.fileno()], [], [], 0.02)
+            for fd in ready:
+                if fd == self.requests.fileno():
+                    raise SystemExit(0)  # the notebook went away
+                if not self._forward(fd):
+                    open_fds.discard(fd)
+            for rank in self.ranks:
+                self._poll(rank)
+            if any(r.ended and (r.outcome or {}).get("status") != "ok" for r in self.ranks):
+                stop_at = min(stop_at, time.monotonic() + FAILURE_GRACE)
+            if time.monotonic() > stop_at:
+                self._stop_running(timed_out=stop_at == deadline)
+        self._drain(open_fds)
+        return [self._collect(r) for r in self.ranks]
+
+    def _stop_running(self, timed_out: bool) -> None:
+        running = [r for r in self.ranks if not r.ended]
+        if timed_out and hasattr(signal, "SIGUSR1"):
+            for rank in running:  # each rank's faulthandler writes where it is waiting
+                with contextlib.suppress(OSError):
+                    os.kill(rank.pid, signal.SIGUSR1)
+            time.sleep(0.3)
+        self.stop()
+        for rank in running:
+            if rank.process is not None:
+                rank.process.wait()
+            else:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(rank.pid, 0)
+            rank.ended = True
+            rank.outcome = {"rank": rank.rank, "status": "stuck" if timed_out else "stopped"}
+
+    def _drain(self, open_fds: set[int]) -> None:
+        end = time.monotonic() + 1.0  # a rank's own child processes may still hold its pipes
+        while open_fds and time.monotonic() < end:
+            ready, _, _ = select.select(list(open_fds), [], [], 0.05)
+            for fd in ready:
+                if not self._forward(fd):
+                    open_fds.discard(fd)
+
+    def _collect(self, rank: _Rank) -> dict:
+        outcome = rank.outcome
+        if outcome is None:
+            code = rank.exit_code or 0
+            how = f"exited with code {code}"
+            if code < 0:
+                with contextlib.suppress(ValueError):
+                    how = f"was killed by signal {-code} ({signal.Signals(-code).name})"
+            return {
+                "rank": rank.rank,
+                "status": "exited",
+                "message": f"{how} before its function returned.",
+                "when": rank.ended_at,
+            }
+        if outcome["status"] == "stuck":
+            stack_path = os.path.join(self.run_dir, f"rank{rank.rank}.stack")
+            with contextlib.suppress(OSError), open(stack_path) as handle:
+                outcome["stack"] = _main_thread(handle.read())
+        return outcome
+
+    def stop(self) -> None:
+        if self.pgid:
+            kill_group(self.pgid)
+
+    def close(self) -> None:
+        self.stop()
+        for rank in self.ranks:
+            for fd in rank.fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            if not rank.ended:
+                if rank.process is not None:
+                    rank.process.wait()
+                else:
+                    with contextlib.suppress(ChildProcessError):
+                        os.waitpid(rank.pid, 0)
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+
+
+def _line_buffered(fd: int):
+    return open(fd, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+
+
+def _main_thread(dump: str) -> str:
+    """The block of a faulthandler dump that holds the rank's own frames."""
+    blocks = re.split(r"\n(?=(?:Current thread|Thread) 0x)", dump)
+    return next((b for b in blocks if "_call_fn" in b), dump)
+
+
+def _serve(requests: Connection, results: Connection) -> None:
+    """The launcher's loop: one job at a time until the notebook closes the pipe."""
+    import cloudpickle  # noqa: F401 - imported once here so that every rank starts warm
+    import torch.distributed  # noqa: F401
+
+    while True:
+        try:
+            job = requests.recv()
+        except (EOFError, OSError):
+            return
+        current = _Run(job, results, requests)
+        try:
+            current.start()
+            results.send(("done", current.supervise()))
+        except SystemExit:
+            return
+        except Exception as error:
+            results.send(("fail", f"the launcher failed: {type(error).__name__}: {error}"))
+        finally:
+            current.close()
+
+
+def _exec_rank(run_dir: str, rank: int) -> int:
+    with open(os.path.join(run_dir, "job.pkl"), "rb") as handle:
+        job = pickle.load(handle)
+    return _rank_main(rank, job, run_dir)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "serve":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the notebook's interrupt is for the notebook
+        _serve(
+            Connection(int(sys.argv[2]), writable=False),
+            Connection(int(sys.argv[3]), readable=False),
+        )
+    elif sys.argv[1] == "rank":
+        os._exit(_exec_rank(sys.argv[2], int(sys.argv[3])))

@@ -1,0 +1,436 @@
+"""Run a function in several processes with ``torch.distributed``, from a notebook (chapter 08).
+
+``run(fn, world_size, *args)`` starts ``world_size`` ranks on 127.0.0.1, sets up a process group
+(gloo on CPU; NCCL when every rank has its own GPU), calls ``fn(rank, world_size, *args)`` in
+each and returns the ranks' results, rank 0 first. It works for functions defined in a notebook
+cell, streams each rank's prints into the cell as ``[rank 1] ...``, turns an exception in any
+rank into one :class:`RankError` naming the rank, and never hangs: ranks still running at the
+timeout are stopped, and :class:`RankTimeout` says where each one was waiting.
+
+How: ``fn`` travels by value (cloudpickle), so functions defined in a notebook cell work, to a
+launcher (``gpu_utils._dist_launcher``): a fresh interpreter that has imported PyTorch once and
+starts the ranks of each run. ``multiprocessing``'s spawn is not used because it re-imports the
+notebook's ``__main__``, nor fork from the notebook, which is unsafe once CUDA is in use there.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import pickle
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+from . import runtime
+from ._dist_launcher import DEVICE_VARIABLE, kill_group
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "DistError",
+    "RankError",
+    "RankTimeout",
+    "choose_backend",
+    "device",
+    "run",
+    "shutdown",
+]
+
+#: Seconds a run may take before its ranks are stopped.
+DEFAULT_TIMEOUT = 60.0
+#: Extra seconds the notebook waits for the launcher beyond the run's own timeout.
+LAUNCHER_GRACE = 15.0
+_START = os.environ.get("GPU_COURSE_DIST_START") or ("fork" if sys.platform == "linux" else "exec")
+_FRAME = re.compile(r'File "(?P<file>.*)", line (?P<line>\d+) in (?P<name>\S+)')
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+
+class DistError(RuntimeError):
+    """A multi-process run did not complete."""
+
+
+class RankError(DistError):
+    """An exception (or a crash) in one rank; the message names the rank.
+
+    ``exc_type`` is the exception's class name (``"exited"`` for a rank that died without one),
+    ``frames`` the rank's traceback as (file, line, function, source) tuples, ``last_output``
+    the last line the rank wrote to stderr (what a crashing library said).
+    """
+
+    def __init__(
+        self,
+        rank: int,
+        exc_type: str,
+        exc_message: str,
+        frames=(),
+        detail: str = "",
+        last_output: str = "",
+    ):
+        self.rank, self.exc_type, self.exc_message = rank, exc_type, exc_message
+        self.frames, self.last_output = list(frames), last_output
+        text = f"rank {rank} raised {exc_type}: {exc_message}"
+        if exc_type == "exited":
+            text = f"rank {rank} {exc_message}"
+            if last_output:
+                text += f" Its last output: {last_output!r}."
+        super().__init__(text + (f" {detail}" if detail else ""))
+        if self.frames and hasattr(self, "add_note"):
+            self.add_note(f"Traceback of rank {rank} (most recent call last):\n{self.traceback()}")
+
+    def traceback(self) -> str:
+        """The rank's traceback, with source lines where this process can find them."""
+        import linecache
+
+        lines = []
+        for filename, lineno, name, source in self.frames:
+            lines.append(f'  File "{filename}", line {lineno}, in {name}')
+            source = source or linecache.getline(filename, lineno).strip()
+            if source:
+                lines.append(f"    {source}")
+        return "\n".join(lines)
+
+
+class RankTimeout(DistError):
+    """Ranks were still running at the timeout (usually a deadlock) and were stopped.
+
+    ``stuck`` lists those ranks; ``where[rank]`` says where each was waiting, when known.
+    """
+
+    def __init__(self, stuck: list[int], timeout: float, where: dict[int, str]):
+        self.stuck, self.timeout, self.where = stuck, timeout, where
+        ranks = _ranks_text(stuck)
+        text = (
+            f"{ranks} still running after {timeout:g} s, so the run was stopped "
+            f"(a deadlock? every rank must make matching calls, in the same order)."
+        )
+        for rank in stuck:
+            if where.get(rank):
+                text += f"\n  rank {rank}: {where[rank]}"
+        super().__init__(text)
+
+
+def _ranks_list(ranks: list[int]) -> str:
+    """'rank 1', 'ranks 0 and 2', 'ranks 0, 1 and 3'."""
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    return "ranks " + ", ".join(str(r) for r in ranks[:-1]) + f" and {ranks[-1]}"
+
+
+def _ranks_text(ranks: list[int]) -> str:
+    return _ranks_list(ranks) + (" was" if len(ranks) == 1 else " were")
+
+
+# --- the notebook's side ----------------------------------------------------------------------
+
+
+def _gpu_count() -> int:
+    if runtime.mode != "gpu":
+        return 0
+    try:
+        import torch
+    except ImportError:
+        return 0
+    if torch.version.cuda is None or not torch.distributed.is_nccl_available():
+        return 0
+    return runtime.probe_driver()[0]
+
+
+def choose_backend(world_size: int, backend: str = "auto") -> tuple[str, str | None]:
+    """(backend, note): NCCL when every rank gets its own GPU, else gloo; the note says why."""
+    if backend not in ("auto", "gloo", "nccl"):
+        raise ValueError(f"backend={backend!r}: use 'auto', 'gloo' or 'nccl'")
+    if backend == "gloo":
+        return "gloo", None
+    gpus = _gpu_count()
+    if gpus >= world_size:
+        return "nccl", None
+    if backend == "nccl":
+        raise ValueError(
+            f"backend='nccl' needs one GPU per rank: {world_size} ranks, {gpus} usable GPU(s) "
+            "here. Use backend='gloo' (it runs on the CPU), or fewer ranks."
+        )
+    if gpus:
+        return "gloo", (
+            f"{world_size} ranks share {gpus} GPU(s), and NCCL needs one GPU per rank (it stops "
+            "with 'Duplicate GPU detected'), so this run uses gloo on the CPU."
+        )
+    return "gloo", None
+
+
+def _pickled_by_value(module_name: str | None) -> bool:
+    """True for modules a rank cannot import by name: notebooks, test files, scripts."""
+    module = sys.modules.get(module_name or "")
+    if module is None or module_name == "__main__" or module_name in sys.builtin_module_names:
+        return False  # cloudpickle already sends __main__ by value
+    if module_name.split(".")[0] in ("gpu_utils", "torch", "numpy", "numba", "cloudpickle"):
+        return False
+    path = getattr(module, "__file__", None) or ""
+    return not (
+        "site-packages" in path or "dist-packages" in path or path.startswith(sys.base_prefix)
+    )
+
+
+def _dumps(obj: object) -> bytes:
+    """Serialise with cloudpickle, sending the learner's own modules by value (as the checker)."""
+    import cloudpickle
+
+    parts = obj if isinstance(obj, tuple) else (obj,)
+    names = {getattr(p, "__module__", None) for p in parts if callable(p)}
+    registered = [sys.modules[n] for n in names if _pickled_by_value(n)]
+    for module in registered:
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        return cloudpickle.dumps(obj)
+    finally:
+        for module in registered:
+            cloudpickle.unregister_pickle_by_value(module)
+
+
+@dataclass
+class _Launcher:
+    process: subprocess.Popen
+    to_launcher: Connection
+    from_launcher: Connection
+    pgid: int | None = field(default=None)
+
+
+_launcher: _Launcher | None = None
+_lock = threading.Lock()
+
+
+def _start_launcher() -> _Launcher:
+    request_read, request_write = os.pipe()
+    result_read, result_write = os.pipe()
+    env = dict(os.environ, GPU_COURSE_MODE=runtime.mode)  # no CUDA probe in the launcher
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gpu_utils._dist_launcher",
+            "serve",
+            str(request_read),
+            str(result_write),
+        ],
+        pass_fds=(request_read, result_write),
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
+    os.close(request_read)
+    os.close(result_write)
+    return _Launcher(
+        process,
+        Connection(request_write, readable=False),
+        Connection(result_read, writable=False),
+    )
+
+
+def _stop_launcher() -> None:
+    global _launcher
+    launcher, _launcher = _launcher, None
+    if launcher is None:
+        return
+    if launcher.pgid:
+        kill_group(launcher.pgid)
+    launcher.to_launcher.close()
+    launcher.from_launcher.close()
+    if launcher.process.poll() is None:
+        launcher.process.kill()
+    launcher.process.wait(10)
+
+
+def shutdown() -> None:
+    """End the launcher (also done when the interpreter exits)."""
+    with _lock:
+        _stop_launcher()
+
+
+def _print_line(rank: int, stream: str, text: str) -> None:
+    target = sys.stderr if stream == "stderr" else sys.stdout
+    print(f"[rank {rank}] {text}", file=target, flush=True)
+
+
+def run(
+    fn: Callable[..., Any],
+    world_size: int,
+    *args: Any,
+    backend: str = "auto",
+    timeout: float = DEFAULT_TIMEOUT,
+) -> list[Any]:
+    """Call ``fn(rank, world_size, *args)`` in ``world_size`` processes; return their results.
+
+    Each rank has a ``torch.distributed`` process group (``backend``: ``"auto"``, ``"gloo"`` or
+    ``"nccl"``); inside a rank, :func:`device` is where its tensors belong. Raises
+    :class:`RankError` when a rank raises or dies, :class:`RankTimeout` when ranks are still
+    running after ``timeout`` seconds (they are stopped first).
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be a function taking (rank, world_size, ...), got {fn!r}")
+    if not isinstance(world_size, int) or world_size < 1:
+        raise ValueError(f"world_size must be a positive integer, got {world_size!r}")
+    if timeout <= 0:
+        raise ValueError(f"timeout must be positive, got {timeout!r}")
+    if importlib.util.find_spec("torch") is None:
+        raise DistError("gu.dist needs PyTorch: install it with `pip install torch`.")
+    chosen, note = choose_backend(world_size, backend)
+    if note:
+        print(f"[gu.dist] note: {note}", flush=True)
+    try:
+        payload = _dumps((fn, *args))
+    except Exception as error:
+        raise DistError(
+            f"could not send the function to the ranks ({type(error).__name__}: {error}). Pass "
+            "data as arguments (numbers, lists, NumPy arrays, CPU tensors), not open files, "
+            "locks or GPU objects."
+        ) from None
+    job = {
+        "payload": payload,
+        "world_size": world_size,
+        "backend": chosen,
+        "timeout": float(timeout),
+        "cwd": os.getcwd(),
+        "env": dict(os.environ),
+        "start": _START,
+    }
+    with _lock:
+        return _run_job(job)
+
+
+def _run_job(job: dict) -> list[Any]:
+    global _launcher
+    if _launcher is None or _launcher.process.poll() is not None:
+        _stop_launcher()
+        _launcher = _start_launcher()
+    launcher = _launcher
+    deadline = time.monotonic() + job["timeout"] + LAUNCHER_GRACE
+    last_error_line: dict[int, str] = {}
+    try:
+        launcher.to_launcher.send(job)
+        while True:
+            if not launcher.from_launcher.poll(max(0.0, min(1.0, deadline - time.monotonic()))):
+                if time.monotonic() > deadline or launcher.process.poll() is not None:
+                    _stop_launcher()
+                    raise DistError("the launcher of the ranks stopped responding; try again")
+                continue
+            message = launcher.from_launcher.recv()
+            kind = message[0]
+            if kind == "started":
+                launcher.pgid = message[1]
+            elif kind == "out":
+                _print_line(*message[1:])
+                if message[2] == "stderr" and message[3].strip():
+                    last_error_line[message[1]] = message[3].strip()
+            elif kind == "fail":
+                raise DistError(message[1])
+            elif kind == "done":
+                launcher.pgid = None
+                outcomes = message[1]
+                break
+    except (EOFError, OSError, BrokenPipeError):
+        _stop_launcher()
+        raise DistError("the launcher of the ranks exited unexpectedly; try again") from None
+    except BaseException:  # KeyboardInterrupt from the notebook's stop button, among others
+        _stop_launcher()
+        raise
+    return _outcome(outcomes, job["timeout"], last_error_line)
+
+
+def _outcome(outcomes: list[dict], timeout: float, last_lines: dict[int, str]) -> list[Any]:
+    """Results in rank order, or the one error that explains the run."""
+    failures = [o for o in outcomes if o["status"] in ("error", "exited")]
+    if failures:
+        first = min(failures, key=lambda o: (_is_consequence(o), o["rank"]))
+        detail = _others_text(first, outcomes)
+        if first["status"] == "exited":
+            last = last_lines.get(first["rank"], "")
+            raise RankError(first["rank"], "exited", first["message"], (), detail, last)
+        raise RankError(first["rank"], first["type"], first["message"], first["frames"], detail)
+    stuck = [o["rank"] for o in outcomes if o["status"] == "stuck"]
+    if stuck:
+        where = {o["rank"]: _where(o.get("stack", "")) for o in outcomes if o["rank"] in stuck}
+        raise RankTimeout(stuck, timeout, where)
+    return [pickle.loads(o["result"]) for o in outcomes]
+
+
+def _others_text(first: dict, outcomes: list[dict]) -> str:
+    """What happened to the other ranks, in a sentence."""
+    same = [
+        o["rank"]
+        for o in outcomes
+        if o is not first
+        and o["status"] == first["status"]
+        and (o.get("type"), o.get("message")) == (first.get("type"), first.get("message"))
+    ]
+    stopped = [o["rank"] for o in outcomes if o["status"] != "ok" and o is not first]
+    stopped = [r for r in stopped if r not in same]
+    parts = []
+    if same:
+        verb = "raised the same error" if first["status"] == "error" else "did the same"
+        parts.append(f"{_ranks_list(same)} {verb}")
+    if stopped:
+        parts.append(f"{_ranks_text(stopped)} stopped as a result")
+    return f"({'; '.join(parts)}.)" if parts else ""
+
+
+#: Phrases of gloo's and NCCL's errors in a rank whose peer went away.
+_PEER_GONE = (
+    "Connection closed by peer",
+    "Connection reset by peer",
+    "Broken pipe",
+    "remote worker crashing",
+    "remote process exited",
+)
+
+
+def _is_consequence(outcome: dict) -> bool:
+    """True for a rank's error that only reports that another rank went away."""
+    text = outcome.get("message", "")
+    return outcome["status"] == "error" and (
+        outcome.get("type") == "DistNetworkError" or any(p in text for p in _PEER_GONE)
+    )
+
+
+def _where(stack: str) -> str:
+    """'waiting in dist.recv, called from f (line 4)', from a faulthandler dump of a stuck rank."""
+    frames = [m.groupdict() for m in _FRAME.finditer(stack)]  # most recent call first
+    names = [f["name"] for f in frames]
+    if "_call_fn" not in names:
+        return "had not reached your function yet (still starting up)" if frames else ""
+    frames = frames[: names.index("_call_fn")]
+    user = [f for f in frames if not _library_file(f["file"])]
+    text = ""
+    if frames and _library_file(frames[0]["file"]):
+        module = "dist." if "torch/distributed" in frames[0]["file"].replace("\\", "/") else ""
+        text = f"waiting in {module}{frames[0]['name']}"
+    if user:
+        text += (
+            ", called from " if text else "at "
+        ) + f"{user[0]['name']} (line {user[0]['line']})"
+    return text
+
+
+def _library_file(path: str) -> bool:
+    path = path.replace("\\", "/")
+    return "site-packages" in path or "dist-packages" in path or "/lib/python3" in path
+
+
+# --- inside a rank ----------------------------------------------------------------------------
+
+
+def device():
+    """Inside a rank: the ``torch.device`` its tensors belong on (its GPU with NCCL, else CPU)."""
+    import torch
+
+    return torch.device(os.environ.get(DEVICE_VARIABLE, "cpu"))
+
+
+atexit.register(shutdown)

@@ -1,0 +1,180 @@
+"""gu.dist: real multi-process runs that return results, stream prints, name the failing rank,
+end deadlocks at the timeout, and leave no processes behind."""
+
+import os
+import time
+
+import pytest
+import torch
+import torch.distributed as dist
+
+import gpu_utils as gu
+from gpu_utils import dist as gu_dist
+
+
+def all_reduce_rank(rank, world_size, offset):
+    tensor = torch.tensor([float(rank + offset)])
+    dist.all_reduce(tensor)
+    return rank, world_size, tensor.item(), os.getpid()
+
+
+@pytest.mark.parametrize("world_size", [2, 3, 4])
+def test_each_rank_runs_and_returns_its_result(world_size):
+    results = gu.dist.run(all_reduce_rank, world_size, 10)
+    expected_sum = sum(r + 10 for r in range(world_size))
+    assert [r[:3] for r in results] == [(r, world_size, expected_sum) for r in range(world_size)]
+    assert len({r[3] for r in results}) == world_size  # separate processes
+
+
+def test_results_come_back_as_cpu_tensors_and_lambdas_work():
+    results = gu.dist.run(lambda rank, world_size: torch.arange(3) * rank, 2)
+    assert torch.equal(results[1], torch.tensor([0, 1, 2]))
+
+
+def test_prints_stream_with_the_rank_in_front(capsys):
+    def talk(rank, world_size):
+        import sys
+
+        print(f"hello from {rank}")
+        print("no newline at the end", end="")
+        print(f"warning {rank}", file=sys.stderr)
+
+    gu.dist.run(talk, 2)
+    captured = capsys.readouterr()
+    for rank in (0, 1):
+        assert f"[rank {rank}] hello from {rank}\n" in captured.out
+        assert f"[rank {rank}] warning {rank}\n" in captured.err
+    assert captured.out.count("[rank 0] no newline at the end") == 1
+
+
+def raises_in_rank_one(rank, world_size):
+    if rank == 1:
+        raise ValueError("bad input on rank 1")
+    buffer = torch.zeros(1)
+    dist.recv(buffer, src=1)  # would wait for ever: rank 1 never sends
+
+
+def test_an_exception_in_one_rank_is_one_error_naming_it():
+    start = time.monotonic()
+    with pytest.raises(gu.dist.RankError) as caught:
+        gu.dist.run(raises_in_rank_one, 3, timeout=30)
+    error = caught.value
+    assert error.rank == 1 and error.exc_type == "ValueError"
+    assert str(error).startswith("rank 1 raised ValueError: bad input on rank 1")
+    assert "ranks 0 and 2 were stopped" in str(error)
+    assert error.frames[-1][2] == "raises_in_rank_one"
+    assert 'raise ValueError("bad input on rank 1")' in error.traceback()
+    assert time.monotonic() - start < 15  # the others were stopped, not waited for
+
+
+def mismatched_collectives(rank, world_size, pid_folder):
+    (pid_folder / f"{rank}.pid").write_text(str(os.getpid()))
+    tensor = torch.ones(4)
+    if rank == 0:
+        dist.all_reduce(tensor)  # rank 0 joins a collective that rank 1 never calls
+    else:
+        dist.recv(tensor, src=0)
+
+
+def test_a_deadlock_ends_at_the_timeout_with_the_stuck_ranks(tmp_path):
+    start = time.monotonic()
+    with pytest.raises(gu.dist.RankTimeout) as caught:
+        gu.dist.run(mismatched_collectives, 2, tmp_path, timeout=2)
+    elapsed = time.monotonic() - start
+    assert 2 <= elapsed < 10
+    error = caught.value
+    assert error.stuck == [0, 1]
+    assert "waiting in dist.all_reduce" in error.where[0]
+    assert "waiting in dist.recv, called from mismatched_collectives" in error.where[1]
+    assert "ranks 0 and 1 were still running after 2 s" in str(error)
+    for rank in (0, 1):  # the stuck ranks are gone, not left running
+        pid = int((tmp_path / f"{rank}.pid").read_text())
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_a_crashed_rank_is_named():
+    def crash(rank, world_size):
+        if rank == 1:
+            os._exit(3)
+        dist.barrier()
+
+    with pytest.raises(gu.dist.RankError) as caught:
+        gu.dist.run(crash, 2, timeout=20)
+    assert caught.value.rank == 1 and caught.value.exc_type == "exited"
+    assert "exited with code 3" in str(caught.value)
+
+
+def test_no_rank_outlives_its_run():
+    pids = [r[3] for r in gu.dist.run(all_reduce_rank, 3, 0)]
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_ranks_can_also_be_fresh_interpreters(monkeypatch):
+    """The start used where fork is not available (macOS, Windows)."""
+    monkeypatch.setattr(gu_dist, "_START", "exec")
+    results = gu.dist.run(all_reduce_rank, 2, 1, timeout=120)
+    assert [r[2] for r in results] == [3.0, 3.0]
+
+
+@pytest.mark.parametrize(
+    "call, text",
+    [
+        (lambda: gu.dist.run(all_reduce_rank, 0), "positive integer"),
+        (lambda: gu.dist.run("not a function", 2), "fn must be a function"),
+        (lambda: gu.dist.run(all_reduce_rank, 2, backend="mpi"), "use 'auto', 'gloo' or 'nccl'"),
+        (lambda: gu.dist.run(all_reduce_rank, 2, timeout=0), "timeout must be positive"),
+    ],
+)
+def test_bad_arguments_say_what_to_do(call, text):
+    with pytest.raises((ValueError, TypeError), match=text):
+        call()
+
+
+@pytest.mark.skipif(gu.mode == "gpu", reason="on a GPU machine NCCL may be available")
+def test_nccl_without_a_gpu_per_rank_is_refused_with_advice():
+    with pytest.raises(ValueError, match="one GPU per rank"):
+        gu.dist.run(all_reduce_rank, 2, 0, backend="nccl")
+    assert gu.dist.choose_backend(2) == ("gloo", None)
+
+
+def test_inside_a_rank_device_is_the_cpu_with_gloo():
+    assert gu.dist.run(lambda rank, world_size: str(gu.dist.device()), 2, backend="gloo") == [
+        "cpu",
+        "cpu",
+    ]
+
+
+def test_where_a_stuck_rank_waits_is_read_from_its_stack_dump():
+    dump = (
+        "Thread 0x0001 (most recent call first):\n"
+        '  File "/x/site-packages/torch/distributed/distributed_c10d.py", line 10 in recv\n'
+        '  File "/x/site-packages/torch/distributed/c10d_logger.py", line 5 in wrapper\n'
+        '  File "/tmp/ipykernel_1/123.py", line 7 in ring\n'
+        '  File "/work/gpu_utils/_dist_launcher.py", line 80 in _call_fn\n'
+    )
+    assert gu_dist._where(dump) == "waiting in dist.recv, called from ring (line 7)"
+    assert "still starting up" in gu_dist._where('  File "/x/a.py", line 1 in <module>\n')
+
+
+def test_shutdown_ends_the_launcher():
+    gu.dist.run(all_reduce_rank, 2, 0)
+    launcher = gu_dist._launcher.process
+    gu.dist.shutdown()
+    assert launcher.poll() is not None and gu_dist._launcher is None
+
+
+@pytest.mark.gpu
+def test_nccl_with_one_gpu_per_rank():
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs: NCCL refuses two ranks on one GPU")
+
+    def total(rank, world_size):
+        tensor = torch.ones(4, device=gu.dist.device()) * (rank + 1)
+        dist.all_reduce(tensor)
+        return dist.get_backend(), tensor
+
+    results = gu.dist.run(total, 2, backend="nccl")
+    assert results[0][0] == "nccl" and torch.equal(results[1][1], torch.full((4,), 3.0))

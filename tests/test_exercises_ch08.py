@@ -1,0 +1,328 @@
+"""Checkers of lab 08: ring collectives written differently from the solutions pass; common
+mistakes fail with their own hint; a deadlock ends with a message, not a hung kernel; the
+cost-model questions accept the answer and explain the usual wrong ones."""
+
+import pytest
+import torch
+import torch.distributed as dist
+
+import gpu_utils as gu
+from gpu_utils.exercises import ch08_collectives
+
+check = gu.exercises.check
+
+
+def run(exercise_id, answer):
+    """The checker's verdict, computed in this process (faster than a check's worker)."""
+    return gu.exercises.get(exercise_id).run(answer)
+
+
+# --- ring_all_gather --------------------------------------------------------------------------
+
+
+def all_gather_reference(chunk, rank, world_size):
+    out = torch.empty(world_size * chunk.numel())
+    pieces = list(out.chunk(world_size))
+    pieces[rank].copy_(chunk)
+    right, left = (rank + 1) % world_size, (rank - 1) % world_size
+    for step in range(world_size - 1):
+        request = dist.isend(pieces[(rank - step) % world_size], dst=right)
+        dist.recv(pieces[(rank - step - 1) % world_size], src=left)
+        request.wait()
+    return out
+
+
+def all_gather_even_odd(chunk, rank, world_size):
+    """Correct differently: blocking calls, even ranks send first; a list, concatenated."""
+    received = {rank: chunk}
+    current = chunk
+    for step in range(world_size - 1):
+        incoming = torch.empty_like(chunk)
+        if rank % 2 == 0:
+            dist.send(current, (rank + 1) % world_size)
+            dist.recv(incoming, (rank - 1) % world_size)
+        else:
+            dist.recv(incoming, (rank - 1) % world_size)
+            dist.send(current, (rank + 1) % world_size)
+        received[(rank - step - 1) % world_size] = incoming
+        current = incoming
+    return torch.cat([received[r] for r in range(world_size)])
+
+
+def all_gather_send_first(chunk, rank, world_size):
+    out = torch.empty(world_size * chunk.numel())
+    pieces = list(out.chunk(world_size))
+    pieces[rank].copy_(chunk)
+    for step in range(world_size - 1):
+        dist.send(pieces[(rank - step) % world_size], (rank + 1) % world_size)
+        dist.recv(pieces[(rank - step - 1) % world_size], (rank - 1) % world_size)
+    return out
+
+
+def all_gather_wrong_position(chunk, rank, world_size):
+    out = torch.empty(world_size * chunk.numel())
+    pieces = list(out.chunk(world_size))
+    pieces[rank].copy_(chunk)
+    for step in range(world_size - 1):
+        request = dist.isend(pieces[(rank + step) % world_size], dst=(rank + 1) % world_size)
+        dist.recv(pieces[(rank + step + 1) % world_size], src=(rank - 1) % world_size)
+        request.wait()
+    return out
+
+
+def all_gather_forwards_own_chunk(chunk, rank, world_size):
+    out = torch.empty(world_size * chunk.numel())
+    pieces = list(out.chunk(world_size))
+    pieces[rank].copy_(chunk)
+    for step in range(world_size - 1):
+        request = dist.isend(chunk, dst=(rank + 1) % world_size)
+        dist.recv(pieces[(rank - step - 1) % world_size], src=(rank - 1) % world_size)
+        request.wait()
+    return out
+
+
+def all_gather_one_step_short(chunk, rank, world_size):
+    out = torch.zeros(world_size * chunk.numel())
+    pieces = list(out.chunk(world_size))
+    pieces[rank].copy_(chunk)
+    for step in range(world_size - 2):
+        request = dist.isend(pieces[(rank - step) % world_size], dst=(rank + 1) % world_size)
+        dist.recv(pieces[(rank - step - 1) % world_size], src=(rank - 1) % world_size)
+        request.wait()
+    return out
+
+
+def all_gather_library(chunk, rank, world_size):
+    out = torch.empty(world_size * chunk.numel())
+    dist.all_gather_into_tensor(out, chunk)
+    return out
+
+
+@pytest.mark.parametrize("answer", [all_gather_reference, all_gather_even_odd])
+def test_ring_all_gather_accepts_correct_answers(answer):
+    result = run("ring_all_gather", answer)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    "answer, hint",
+    [
+        (all_gather_wrong_position, "in the wrong place"),
+        (all_gather_forwards_own_chunk, "send on the chunk you received"),
+        (all_gather_one_step_short, "n - 1 steps"),
+        (all_gather_library, "calls dist.all_gather_into_tensor"),
+    ],
+)
+def test_ring_all_gather_rejects_mistakes_with_their_hint(answer, hint):
+    result = run("ring_all_gather", answer)
+    assert not result.passed
+    assert hint in result.message, result.message
+
+
+def test_a_deadlock_ends_with_a_message(monkeypatch):
+    monkeypatch.setattr(ch08_collectives, "RUN_TIMEOUT", 3.0)
+    result = run("ring_all_gather", all_gather_send_first)
+    assert not result.passed
+    assert "a deadlock" in result.message and "dist.isend" in result.message, result.message
+    assert "waiting in dist.send" in result.message, result.message
+
+
+def test_the_checker_process_runs_ranks_and_passes_a_correct_answer():
+    result = check("ring_all_gather", all_gather_reference)
+    assert result.passed, result.message
+
+
+# --- ring_all_reduce --------------------------------------------------------------------------
+
+
+def all_reduce_reference(x, rank, world_size):
+    result = x.clone()
+    chunks = list(torch.tensor_split(result, world_size))
+    right, left = (rank + 1) % world_size, (rank - 1) % world_size
+    for step in range(world_size - 1):
+        incoming = torch.empty_like(chunks[(rank - step - 1) % world_size])
+        request = dist.isend(chunks[(rank - step) % world_size], dst=right)
+        dist.recv(incoming, src=left)
+        request.wait()
+        chunks[(rank - step - 1) % world_size] += incoming
+    for step in range(world_size - 1):
+        request = dist.isend(chunks[(rank + 1 - step) % world_size], dst=right)
+        dist.recv(chunks[(rank - step) % world_size], src=left)
+        request.wait()
+    return result
+
+
+def all_reduce_numpy_bounds(x, rank, world_size):
+    """Correct differently: chunk bounds computed by hand, irecv, a fresh tensor per chunk."""
+    import numpy as np
+
+    bounds = np.linspace(0, len(x), world_size + 1).round().astype(int)
+    parts = [x[bounds[i] : bounds[i + 1]].clone() for i in range(world_size)]
+    for step in range(world_size - 1):
+        send_index, recv_index = (rank - step) % world_size, (rank - step - 1) % world_size
+        incoming = torch.empty_like(parts[recv_index])
+        receive = dist.irecv(incoming, src=(rank - 1) % world_size)
+        send = dist.isend(parts[send_index], dst=(rank + 1) % world_size)
+        receive.wait()
+        send.wait()
+        parts[recv_index] = parts[recv_index] + incoming
+    for step in range(world_size - 1):
+        send_index, recv_index = (rank + 1 - step) % world_size, (rank - step) % world_size
+        incoming = torch.empty_like(parts[recv_index])
+        receive = dist.irecv(incoming, src=(rank - 1) % world_size)
+        send = dist.isend(parts[send_index], dst=(rank + 1) % world_size)
+        receive.wait()
+        send.wait()
+        parts[recv_index] = incoming
+    return torch.cat(parts)
+
+
+def all_reduce_scatter_only(x, rank, world_size):
+    result = x.clone()
+    chunks = list(torch.tensor_split(result, world_size))
+    for step in range(world_size - 1):
+        incoming = torch.empty_like(chunks[(rank - step - 1) % world_size])
+        request = dist.isend(chunks[(rank - step) % world_size], dst=(rank + 1) % world_size)
+        dist.recv(incoming, src=(rank - 1) % world_size)
+        request.wait()
+        chunks[(rank - step - 1) % world_size] += incoming
+    return result
+
+
+def all_reduce_split_drops_remainder(x, rank, world_size):
+    result = x.clone()
+    chunks = list(result.split(len(x) // world_size))
+    for step in range(world_size - 1):
+        incoming = torch.empty_like(chunks[(rank - step - 1) % world_size])
+        request = dist.isend(chunks[(rank - step) % world_size], dst=(rank + 1) % world_size)
+        dist.recv(incoming, src=(rank - 1) % world_size)
+        request.wait()
+        chunks[(rank - step - 1) % world_size] += incoming
+    for step in range(world_size - 1):
+        request = dist.isend(chunks[(rank + 1 - step) % world_size], dst=(rank + 1) % world_size)
+        dist.recv(chunks[(rank - step) % world_size], src=(rank - 1) % world_size)
+        request.wait()
+    return result
+
+
+def all_reduce_overwrites(x, rank, world_size):
+    result = x.clone()
+    chunks = list(torch.tensor_split(result, world_size))
+    for step in range(world_size - 1):
+        request = dist.isend(chunks[(rank - step) % world_size], dst=(rank + 1) % world_size)
+        dist.recv(chunks[(rank - step - 1) % world_size], src=(rank - 1) % world_size)
+        request.wait()
+    for step in range(world_size - 1):
+        request = dist.isend(chunks[(rank + 1 - step) % world_size], dst=(rank + 1) % world_size)
+        dist.recv(chunks[(rank - step) % world_size], src=(rank - 1) % world_size)
+        request.wait()
+    return result
+
+
+def all_reduce_mean(x, rank, world_size):
+    return all_reduce_reference(x, rank, world_size) / world_size
+
+
+def all_reduce_even_chunks(x, rank, world_size):
+    """Equal-sized receive buffers: wrong when the length is not a multiple of world_size."""
+    result = x.clone()
+    chunks = list(torch.tensor_split(result, world_size))
+    size = len(x) // world_size
+    for step in range(world_size - 1):
+        incoming = torch.empty(size)
+        request = dist.isend(chunks[(rank - step) % world_size], dst=(rank + 1) % world_size)
+        dist.recv(incoming, src=(rank - 1) % world_size)
+        request.wait()
+        chunks[(rank - step - 1) % world_size] += incoming
+    return result
+
+
+def all_reduce_tuple_of_chunks(x, rank, world_size):
+    result = x.clone()
+    chunks = torch.tensor_split(result, world_size)  # a tuple
+    incoming = torch.empty_like(chunks[(rank - 1) % world_size])
+    request = dist.isend(chunks[rank], dst=(rank + 1) % world_size)
+    dist.recv(incoming, src=(rank - 1) % world_size)
+    request.wait()
+    chunks[(rank - 1) % world_size] += incoming
+    return result
+
+
+def not_attempted(x, rank, world_size):
+    raise NotImplementedError()
+
+
+@pytest.mark.parametrize("answer", [all_reduce_reference, all_reduce_numpy_bounds])
+def test_ring_all_reduce_accepts_correct_answers(answer):
+    result = run("ring_all_reduce", answer)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    "answer, hint",
+    [
+        (all_reduce_scatter_only, "Finish with an all-gather"),
+        (all_reduce_split_drops_remainder, "torch.tensor_split(x, world_size)"),
+        (all_reduce_overwrites, "you overwrote instead of adding"),
+        (all_reduce_mean, "you returned the mean"),
+        (all_reduce_even_chunks, "agree on each chunk's size"),
+        (all_reduce_tuple_of_chunks, "returns a tuple"),
+    ],
+)
+def test_ring_all_reduce_rejects_mistakes_with_their_hint(answer, hint):
+    result = run("ring_all_reduce", answer)
+    assert not result.passed
+    assert hint in result.message, result.message
+
+
+def test_a_stub_is_not_attempted():
+    result = run("ring_all_reduce", not_attempted)
+    assert not result.attempted and "not attempted yet" in result.message
+
+
+def test_a_function_with_the_wrong_arguments_is_told_so():
+    result = run("ring_all_reduce", lambda x: x)
+    assert "(x, rank, world_size)" in result.message
+
+
+def test_the_deadlock_timeout_fits_in_a_check():
+    assert ch08_collectives.RUN_TIMEOUT * len(ch08_collectives.WORLD_SIZES) < (
+        gu.exercises.DEFAULT_TIMEOUT
+    )
+
+
+# --- cost model -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "exercise_id, right, wrong, hint",
+    [
+        # 2 * 1024 * 16384 bytes * 7/8 / 450e9 B/s (How to Scale Your Model, GPU pop quiz 1)
+        ("allgather_node_time", 65.24, 74.56, "(n - 1)/n of S"),
+        ("allgather_node_time", 65.24, 32.62, "counts both directions"),
+        ("allgather_node_time", 65.24, 8.155, "not one GPU's shard"),
+        # 2 * 14e9 * 15/16 / (8 * 50e9) = 65.6 ms; NVLink level: 2 * 14e9 * 7/8 / 450e9
+        ("allreduce_cluster_time", 65.63, 525.0, "own network card"),
+        ("allreduce_cluster_time", 65.63, 54.44, "the slower level sets the time"),
+        ("allreduce_cluster_time", 65.63, 32.81, "reduce-scatter plus an all-gather"),
+        ("busbw_from_algbw", 315.0, 157.5, "all-gather's factor"),
+        ("busbw_from_algbw", 315.0, 180.0, "busbw multiplies algbw"),
+        ("busbw_from_algbw", 315.0, 360.0, "not 2"),
+        # 3 (alpha + S beta) = 14 alpha + 1.75 S beta  =>  S = 8.8 alpha / beta = 4.4 MB
+        ("ring_tree_crossover", 4.4, 4.0, "compare the two algorithms' whole times"),
+        ("ring_tree_crossover", 4.4, 1.6, "2(n - 1) steps"),
+        ("ring_tree_crossover", 4.4, 2.0, "solve for S"),
+    ],
+)
+def test_cost_model_questions(exercise_id, right, wrong, hint):
+    assert run(exercise_id, lambda: right).passed
+    result = run(exercise_id, lambda: wrong)
+    assert not result.passed and hint in result.message, result.message
+
+
+def test_cost_model_answers_agree_with_the_cost_model():
+    c = gu.collectives
+    node = c.estimate_time("all_gather", 1024 * 16384 * 2, 8) * 1e6
+    assert run("allgather_node_time", lambda: node).passed
+    cluster = c.estimate_time("all_reduce", 14e9, 128) * 1e3
+    assert run("allreduce_cluster_time", lambda: cluster).passed
