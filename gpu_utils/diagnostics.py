@@ -48,11 +48,11 @@ def _smoke_kernel() -> str | None:
 
 
 def _ptx_fix(driver: str | None) -> str:
-    wanted = f"=={driver}.*" if driver else " matching your driver"
+    found = f" (this driver supports CUDA {driver})" if driver else ""
     return (
-        "The CUDA compiler in this environment is newer than your NVIDIA driver supports. "
-        "Update the driver, or install compiler wheels that match it: "
-        f"pip install 'nvidia-cuda-nvcc-cu12{wanted}' 'nvidia-cuda-nvrtc-cu12{wanted}'"
+        "The CUDA compiler in this environment (CUDA 13, from the pinned wheels) is newer than "
+        f"your NVIDIA driver supports{found}. Update the driver to version 580 or newer; or, to "
+        "keep working meanwhile, set GPU_COURSE_MODE=simulator before starting JupyterLab."
     )
 
 
@@ -64,7 +64,7 @@ def _findings(info) -> list[dict]:
                 "numba-cuda",
                 ERROR,
                 "numba is installed without numba-cuda, which provides numba.cuda",
-                "pip install 'numba-cuda[cu12]' (or run `make lab`, which installs everything)",
+                "run `make lab`, which installs the pinned numba-cuda[cu13] (or pip install 'numba-cuda[cu13]')",
             )
         )
     else:

@@ -31,6 +31,7 @@ from typing import Any
 
 from . import runtime
 from ._dist_launcher import DEVICE_VARIABLE, kill_group
+from .pickling import dumps
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -166,35 +167,6 @@ def choose_backend(world_size: int, backend: str = "auto") -> tuple[str, str | N
     return "gloo", None
 
 
-def _pickled_by_value(module_name: str | None) -> bool:
-    """True for modules a rank cannot import by name: notebooks, test files, scripts."""
-    module = sys.modules.get(module_name or "")
-    if module is None or module_name == "__main__" or module_name in sys.builtin_module_names:
-        return False  # cloudpickle already sends __main__ by value
-    if module_name.split(".")[0] in ("gpu_utils", "torch", "numpy", "numba", "cloudpickle"):
-        return False
-    path = getattr(module, "__file__", None) or ""
-    return not (
-        "site-packages" in path or "dist-packages" in path or path.startswith(sys.base_prefix)
-    )
-
-
-def _dumps(obj: object) -> bytes:
-    """Serialise with cloudpickle, sending the learner's own modules by value (as the checker)."""
-    import cloudpickle
-
-    parts = obj if isinstance(obj, tuple) else (obj,)
-    names = {getattr(p, "__module__", None) for p in parts if callable(p)}
-    registered = [sys.modules[n] for n in names if _pickled_by_value(n)]
-    for module in registered:
-        cloudpickle.register_pickle_by_value(module)
-    try:
-        return cloudpickle.dumps(obj)
-    finally:
-        for module in registered:
-            cloudpickle.unregister_pickle_by_value(module)
-
-
 @dataclass
 class _Launcher:
     process: subprocess.Popen
@@ -285,7 +257,7 @@ def run(
     if note:
         print(f"[gu.dist] note: {note}", flush=True)
     try:
-        payload = _dumps((fn, *args))
+        payload = dumps((fn, *args))
     except Exception as error:
         raise DistError(
             f"could not send the function to the ranks ({type(error).__name__}: {error}). Pass "

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-import cloudpickle
+from .pickling import dumps, python_function
 
 __all__ = ["CompiledKernel", "compile_kernel"]
 
@@ -108,16 +108,13 @@ def _ptxas_figures(log: str) -> tuple[int | None, int | None]:
 
 
 def _python_function(kernel: object):
-    for attribute in ("py_func", "fn"):  # a GPU dispatcher, a simulator kernel
-        function = getattr(kernel, attribute, None)
-        if callable(function):
-            return function
-    if callable(kernel):
-        return kernel
-    raise ValueError(
-        f"compile_kernel needs a kernel (a function decorated with @cuda.jit) or a plain Python "
-        f"function, not {type(kernel).__name__}."
-    )
+    function = python_function(kernel) or (kernel if callable(kernel) else None)
+    if function is None:
+        raise ValueError(
+            "compile_kernel needs a kernel (a function decorated with @cuda.jit) or a plain "
+            f"Python function, not {type(kernel).__name__}."
+        )
+    return function
 
 
 def compile_kernel(
@@ -130,7 +127,7 @@ def compile_kernel(
     """
     function = _python_function(kernel)
     cc = (int(compute_capability[0]), int(compute_capability[1]))
-    payload = cloudpickle.dumps((function, signature, cc))
+    payload = dumps((function, signature, cc))
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     child = subprocess.run(
         [sys.executable, "-c", _CHILD],

@@ -3,7 +3,9 @@
 Every number here comes from a vendor datasheet, whitepaper or tuning guide, named in ``sources``.
 Conventions, so that figures are never mixed up:
 
-* bytes and bytes/s are decimal, as datasheets print them (1 GB = 1e9 bytes);
+* rates are decimal, as datasheets print them (1 GB/s = 1e9 bytes/s); memory capacities are
+  binary, because memory is built in powers of two: a datasheet's "80 GB" of HBM is 80 GiB
+  (80 x 2**30 bytes), which is what the driver reports, less a little it reserves;
 * ``*_dense_flops`` are dense tensor-core rates. Where a datasheet prints only the rate "with
   sparsity" (2:4 structured sparsity doubles the peak), the dense rate is that figure / 2, and the
   source says so;
@@ -23,7 +25,8 @@ from types import MappingProxyType
 
 __all__ = ["SPECS", "GpuSpec", "get", "match", "names"]
 
-GB = 1e9
+GB = 1e9  # rates: 1 GB/s = 1e9 bytes/s
+GIB = 2**30  # capacities: a memory datasheet's "GB" is 2**30 bytes
 KB = 1024  # on-chip sizes (shared memory, L2) are binary in NVIDIA's tuning guides
 MB = 1024 * 1024
 TERA = 1e12
@@ -95,7 +98,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
             architecture="Turing",
             compute_capability=(7, 5),
             sm_count=40,
-            hbm_bytes=16 * GB,
+            hbm_bytes=16 * GIB,
             hbm_bandwidth=320 * GB,
             l2_bytes=4 * MB,
             smem_per_sm_bytes=64 * KB,
@@ -124,7 +127,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
             architecture="Ada Lovelace",
             compute_capability=(8, 9),
             sm_count=58,
-            hbm_bytes=24 * GB,
+            hbm_bytes=24 * GIB,
             hbm_bandwidth=300 * GB,
             l2_bytes=48 * MB,
             smem_per_sm_bytes=100 * KB,
@@ -156,7 +159,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
             architecture="Ampere",
             compute_capability=(8, 0),
             sm_count=108,
-            hbm_bytes=80 * GB,
+            hbm_bytes=80 * GIB,
             hbm_bandwidth=2039 * GB,
             l2_bytes=40 * MB,
             smem_per_sm_bytes=164 * KB,
@@ -189,7 +192,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
             architecture="Hopper",
             compute_capability=(9, 0),
             sm_count=132,
-            hbm_bytes=80 * GB,
+            hbm_bytes=80 * GIB,
             hbm_bandwidth=3350 * GB,
             l2_bytes=50 * MB,
             smem_per_sm_bytes=228 * KB,
@@ -223,7 +226,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
             architecture="Hopper",
             compute_capability=(9, 0),
             sm_count=132,
-            hbm_bytes=141 * GB,
+            hbm_bytes=141 * GIB,
             hbm_bandwidth=4800 * GB,
             l2_bytes=50 * MB,
             smem_per_sm_bytes=228 * KB,
@@ -257,7 +260,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType(
             architecture="Blackwell",
             compute_capability=(10, 0),
             sm_count=148,
-            hbm_bytes=180 * GB,
+            hbm_bytes=180 * GIB,
             hbm_bandwidth=7700 * GB,
             l2_bytes=int(126.5 * MB),
             smem_per_sm_bytes=228 * KB,

@@ -15,7 +15,8 @@ import importlib
 import pkgutil
 
 from .. import runtime
-from ._isolation import dumps, run_isolated
+from ..pickling import dumps, python_function
+from ._isolation import run_isolated
 from ._registry import CheckResult, Exercise, failed, get, ids, register
 
 __all__ = ["CheckResult", "Exercise", "check", "describe", "get", "ids", "register"]
@@ -30,15 +31,6 @@ def _load_chapters() -> None:
             importlib.import_module(f"{__name__}.{module.name}")
 
 
-def _python_function(kernel: object):
-    """The Python function behind a CUDA kernel (simulator or GPU dispatcher), or None."""
-    for attribute in ("py_func", "fn"):
-        function = getattr(kernel, attribute, None)
-        if callable(function):
-            return function
-    return None
-
-
 def describe(exercise_id: str) -> str:
     """What an exercise expects: the signature and the launch the checker uses."""
     exercise = get(exercise_id)
@@ -49,7 +41,7 @@ def _prepare(exercise: Exercise, answer: object) -> tuple[bytes | None, CheckRes
     """Serialise the answer for the checker's process, or explain why it can't be checked."""
     target = answer
     if exercise.kind == "kernel":
-        target = _python_function(answer)
+        target = python_function(answer)
         if target is None:
             if callable(answer):
                 return None, failed(
@@ -85,18 +77,18 @@ def check(exercise_id: str, answer: object, *, timeout: float = DEFAULT_TIMEOUT)
     if problem is not None:
         return problem
     result = run_isolated(exercise_id, exercise.kind, payload, "simulator", timeout)
+    if result.output:
+        print(result.output, end="")
     if result.passed and exercise.kind == "kernel" and runtime.mode == "gpu":
         on_gpu = run_isolated(exercise_id, exercise.kind, payload, "gpu", timeout)
         if not on_gpu.passed:
             text = on_gpu.message.replace(f"{exercise_id}: not yet.", "", 1).strip()
-            return CheckResult(
+            result = CheckResult(
                 False,
                 f"{exercise_id}: not yet. Correct on the simulator, but on the GPU: {text}",
                 exercise_id,
                 output=result.output + on_gpu.output,
             )
-    if result.output:
-        print(result.output, end="")
     return result
 
 

@@ -14,8 +14,6 @@ import sys
 import threading
 from multiprocessing.connection import Connection
 
-import cloudpickle
-
 from ._registry import CheckResult
 
 _workers: dict[str, tuple[subprocess.Popen, Connection, Connection]] = {}
@@ -60,19 +58,6 @@ def shutdown() -> None:
         _stop(mode)
 
 
-def dumps(obj: object) -> bytes:
-    """Serialise a learner's function by value, whatever module it was defined in."""
-    module = sys.modules.get(getattr(obj, "__module__", None) or "")
-    by_value = module is not None and not module.__name__.startswith(("gpu_utils", "numba"))
-    if by_value and module.__name__ != "__main__":
-        cloudpickle.register_pickle_by_value(module)
-    try:
-        return cloudpickle.dumps(obj)
-    finally:
-        if by_value and module.__name__ != "__main__":
-            cloudpickle.unregister_pickle_by_value(module)
-
-
 def run_isolated(exercise_id: str, kind: str, payload: bytes, mode: str, timeout: float):
     """Run one check in the ``mode`` worker; a CheckResult, or a plain-language failure."""
     with _lock:
@@ -92,8 +77,8 @@ def run_isolated(exercise_id: str, kind: str, payload: bytes, mode: str, timeout
                 False,
                 f"{exercise_id}: not yet. Your code was still running after {timeout:g} s, so the "
                 "checker stopped it (your notebook is unaffected).\nHint: look for a loop that "
-                "never ends: a `while` whose condition never changes, or a grid-stride loop whose "
-                "step is 0 (use `cuda.gridsize(1)` as the step).",
+                "never ends, such as a `while` loop whose index never advances, or threads that "
+                "wait for each other at a `syncthreads` that not all of them reach.",
                 exercise_id,
             )
         try:

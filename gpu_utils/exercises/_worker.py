@@ -7,12 +7,15 @@ from __future__ import annotations
 import contextlib
 import io
 import pickle
+import re
 import signal
 import sys
 import traceback
 from multiprocessing.connection import Connection
 
 from ._registry import CheckResult
+
+_CUDA_ERROR = re.compile(r"CUDA_ERROR|CudaAPIError|CudaSupportError")
 
 
 def _rebuild(kind: str, payload: bytes):
@@ -55,6 +58,8 @@ def serve(requests: Connection, results: Connection) -> None:
         results.send(
             (result.passed, result.message, result.exercise_id, result.attempted, result.output)
         )
+        if _CUDA_ERROR.search(result.message):
+            return  # a CUDA error can leave the context unusable: the next check starts afresh
 
 
 if __name__ == "__main__":
