@@ -32,6 +32,8 @@ from typing import Any
 
 #: After one rank fails, the others get this long to finish before they are stopped.
 FAILURE_GRACE = 1.0
+#: At a timeout, the longest wait for the stuck ranks to write where they are waiting.
+DUMP_WAIT = 3.0
 #: Inside a rank, where its tensors belong ("cuda:1" or "cpu"); read by ``gu.dist.device()``.
 DEVICE_VARIABLE = "GPU_COURSE_DIST_DEVICE"
 
@@ -322,7 +324,7 @@ class _Run:
             for rank in running:  # each rank's faulthandler writes where it is waiting
                 with contextlib.suppress(OSError):
                     os.kill(rank.pid, signal.SIGUSR1)
-            time.sleep(0.3)
+            self._wait_for_stack_dumps(running)
         self.stop()
         for rank in running:
             if rank.process is not None:
@@ -331,7 +333,23 @@ class _Run:
                 with contextlib.suppress(ChildProcessError):
                     os.waitpid(rank.pid, 0)
             rank.ended = True
-            rank.outcome = {"rank": rank.rank, "status": "stuck" if timed_out else "stopped"}
+            # A rank that wrote its outcome had finished its function and was only tidying up.
+            rank.outcome = self._read_outcome(rank) or {
+                "rank": rank.rank,
+                "status": "stuck" if timed_out else "stopped",
+            }
+
+    def _wait_for_stack_dumps(self, ranks: list[_Rank]) -> None:
+        """Until every rank's stack dump is written (its size stops changing), at most
+        DUMP_WAIT seconds: on a busy machine a rank may take a while to be scheduled."""
+        paths = [os.path.join(self.run_dir, f"rank{r.rank}.stack") for r in ranks]
+        end, sizes = time.monotonic() + DUMP_WAIT, None
+        while time.monotonic() < end:
+            time.sleep(0.05)
+            now = [os.path.getsize(p) if os.path.exists(p) else 0 for p in paths]
+            if all(now) and now == sizes:
+                return
+            sizes = now
 
     def _drain(self, open_fds: set[int]) -> None:
         end = time.monotonic() + 1.0  # a rank's own child processes may still hold its pipes

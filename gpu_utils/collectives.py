@@ -22,8 +22,11 @@ import numpy as np
 from . import specs
 
 __all__ = [
+    "NCCL_2_4_BLOG",
     "NCCL_TESTS",
     "OPS",
+    "RECORDINGS",
+    "SANDERS_2009",
     "SCALING_BOOK",
     "THAKUR_2005",
     "Measurement",
@@ -33,6 +36,7 @@ __all__ = [
     "estimate_time",
     "fit_alpha_beta",
     "measure",
+    "recorded",
     "ring_time",
     "tree_time",
 ]
@@ -45,9 +49,17 @@ THAKUR_2005 = (
     "Operations in MPICH', International Journal of High Performance Computing Applications "
     "19(1):49-66, 2005"
 )
+SANDERS_2009 = (
+    "P. Sanders, J. Speck and J. L. Träff, 'Two-tree algorithms for full bandwidth broadcast, "
+    "reduction and scan', Parallel Computing 35(12):581-594, 2009"
+)
+NCCL_2_4_BLOG = (
+    "S. Jeaugey, 'Massively Scale Your Deep Learning Training with NCCL 2.4', NVIDIA Technical "
+    "Blog, 2019 (developer.nvidia.com/blog/massively-scale-deep-learning-training-nccl-2-4)"
+)
 SCALING_BOOK = (
-    "J. Austin et al., 'How to Scale Your Model', chapter 'How to Think About GPUs', section "
-    "'How Do Collectives Work on GPUs?' (jax-ml.github.io/scaling-book/gpus)"
+    "J. Austin et al., 'How to Scale Your Model' (2025), Part 12 'How to Think About GPUs', "
+    "section 'How Do Collectives Work on GPUs?' (jax-ml.github.io/scaling-book/gpus)"
 )
 
 
@@ -133,6 +145,12 @@ def tree_time(op: str, nbytes: float, n: int, *, alpha: float, beta: float) -> f
     recursive doubling (Bruck's algorithm when n is not a power of two) and reduce-scatter by
     recursive halving, L alpha + (n-1)/n S beta. All-to-all by Bruck's algorithm,
     L alpha + L S/2 beta. Few steps, so they win for small arrays; the ring wins for large ones.
+
+    This is not the cost of NCCL's "tree" algorithm. NCCL (since 2.4, NCCL_2_4_BLOG) runs an
+    all-reduce on the double binary tree of SANDERS_2009: two binary trees over the ranks, each
+    carrying half of the data in pipelined chunks, a rank that is an inner node of one tree being
+    a leaf of the other. Its latency grows with log2 n like these algorithms', but each rank
+    sends only about 2 S bytes, close to the ring's 2 (n-1)/n S, instead of L S.
     """
     _check(op, nbytes, n)
     if n == 1:
@@ -343,6 +361,45 @@ def _measure_rank(rank, world_size, op, sizes, iters, repeats, on_gpu):
         dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
         rows.append((elements * 4, float(slowest.item())))
     return (rows, dist.get_backend()) if rank == 0 else None
+
+
+#: Recordings of ``benchmarks/ch08_collectives.py``, best first: NCCL with one GPU per rank,
+#: then ranks sharing one GPU through gloo (a machine with a single GPU).
+RECORDINGS = ("ch08_collectives_nccl", "ch08_collectives_shared_gpu")
+BENCHMARK = "benchmarks/ch08_collectives.py"
+
+
+def recorded(op: str, names: Sequence[str] = RECORDINGS) -> tuple[list[Measurement], str]:
+    """Reference measurements of ``op`` from the first recording in ``names`` that holds any.
+
+    Returns (measurements, caption). When no recording holds ``op``, the list is empty and the
+    text says what is missing and how to record it, instead of raising.
+    """
+    _check(op, 0, 1)
+    from . import reference
+
+    found = []
+    for name in names:
+        recording = reference.load(name)
+        if recording is None:
+            continue
+        found.append(name)
+        rows = recording.results if isinstance(recording.results, list) else []
+        try:
+            mine = [Measurement(**row) for row in rows if row.get("op") == op]
+        except (TypeError, AttributeError):
+            return [], (
+                f"The recording '{name}' is not in the format this version of gpu_utils reads. "
+                f"Record it again with `python {BENCHMARK}` on a GPU machine."
+            )
+        if mine:
+            return mine, f"{recording.caption()} Backend: {mine[0].backend}."
+    if not found:
+        return [], reference.missing(names[0], BENCHMARK)
+    return [], (
+        f"The recorded reference measurements ({', '.join(repr(n) for n in found)}) hold no "
+        f"{op} results. Record them with `python {BENCHMARK}` on a GPU machine."
+    )
 
 
 def measure(

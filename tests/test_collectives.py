@@ -200,6 +200,44 @@ def test_measure_rounds_sizes_to_whole_elements_per_rank():
     assert rows[0].nbytes == 96  # 24 float32 elements, a multiple of 3
 
 
+# --- reference measurements recorded on GPUs -------------------------------------------------
+
+
+def _write_recording(folder, name, results):
+    import json
+
+    record = {
+        "device": "NVIDIA H100 80GB HBM3",
+        "date": "2025-01-01",
+        "command": "x",
+        "results": results,
+    }
+    (folder / f"{name}.json").write_text(json.dumps(record))
+
+
+ALL_REDUCE_ROW = dict(op="all_reduce", nbytes=2**20, world_size=8, backend="nccl", seconds=1e-5)
+
+
+def test_recorded_reads_the_first_recording_that_holds_the_collective(tmp_path, monkeypatch):
+    monkeypatch.setattr(gu.reference, "DATA_DIR", tmp_path)
+    _write_recording(tmp_path, c.RECORDINGS[0], [dict(ALL_REDUCE_ROW, op="all_gather")])
+    _write_recording(tmp_path, c.RECORDINGS[1], [ALL_REDUCE_ROW])
+    rows, caption = c.recorded("all_reduce")
+    assert rows == [c.Measurement(**ALL_REDUCE_ROW)]
+    assert "NVIDIA H100 80GB HBM3, 2025-01-01" in caption and "Backend: nccl." in caption
+
+
+def test_recorded_without_the_collective_says_so_instead_of_failing(tmp_path, monkeypatch):
+    monkeypatch.setattr(gu.reference, "DATA_DIR", tmp_path)
+    assert c.recorded("all_reduce") == ([], gu.reference.missing(c.RECORDINGS[0], c.BENCHMARK))
+    _write_recording(tmp_path, c.RECORDINGS[0], [dict(ALL_REDUCE_ROW, op="broadcast")])
+    rows, text = c.recorded("all_reduce")
+    assert rows == [] and "hold no all_reduce results" in text and c.BENCHMARK in text
+    _write_recording(tmp_path, c.RECORDINGS[0], [dict(ALL_REDUCE_ROW, extra=1)])
+    rows, text = c.recorded("all_reduce")
+    assert rows == [] and "Record it again" in text
+
+
 # --- the chapter's pictures -------------------------------------------------------------------
 
 

@@ -93,6 +93,36 @@ def test_a_deadlock_ends_at_the_timeout_with_the_stuck_ranks(tmp_path):
             os.kill(pid, 0)
 
 
+def done_but_slow_to_leave(rank, world_size):
+    if rank == 1:
+        raise ValueError("rank 1 fails")
+    dist.destroy_process_group = lambda: time.sleep(60)  # the rank's teardown now hangs
+    return rank
+
+
+def test_a_rank_that_finished_is_not_reported_as_stopped():
+    with pytest.raises(gu.dist.RankError) as caught:
+        gu.dist.run(done_but_slow_to_leave, 3, timeout=30)
+    assert str(caught.value) == "rank 1 raised ValueError: rank 1 fails"
+
+
+def test_the_stack_dumps_of_stuck_ranks_are_awaited(tmp_path, monkeypatch):
+    """On a busy machine a stuck rank may write where it waits well after the signal."""
+    from gpu_utils import _dist_launcher
+
+    monkeypatch.setattr(_dist_launcher, "DUMP_WAIT", 0.5)
+    run = _dist_launcher._Run.__new__(_dist_launcher._Run)
+    run.run_dir = str(tmp_path)
+    ranks = [_dist_launcher._Rank(0, 0, {})]
+    start = time.monotonic()
+    run._wait_for_stack_dumps(ranks)  # no dump at all: gives up after DUMP_WAIT
+    assert 0.5 <= time.monotonic() - start < 2
+    (tmp_path / "rank0.stack").write_text('  File "x.py", line 1 in f\n')
+    start = time.monotonic()
+    run._wait_for_stack_dumps(ranks)  # a complete dump: done once it stops growing
+    assert time.monotonic() - start < 0.45
+
+
 def test_a_crashed_rank_is_named():
     def crash(rank, world_size):
         if rank == 1:

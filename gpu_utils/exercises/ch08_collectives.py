@@ -624,7 +624,7 @@ register(
     numeric_exercise(
         id="ring_tree_crossover",
         chapter=CHAPTER,
-        title="When does the tree beat the ring?",
+        title="When does recursive doubling beat the ring?",
         question=(
             "With alpha = 10 us per step and beta = 1/(50 GB/s), below what array size, in MB "
             "(1e6 bytes), is a recursive-doubling all-reduce on 8 ranks faster than the ring?"
