@@ -89,6 +89,7 @@ def _settle() -> tuple[str, str, str | None]:
         return actual, why, conflict
     if wanted == "simulator":
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+        __import__(f"{__package__}.warp", fromlist=["warp"]).install_when_numba_loads()
     else:
         os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
     return wanted, why, None

@@ -1,5 +1,13 @@
 """Shared machinery for kernel exercises: random inputs, NaN-poisoned outputs, the launch, and
-plain-language explanations of what went wrong. Chapter modules describe cases and hints only."""
+plain-language explanations of what went wrong. Chapter modules describe cases and hints only.
+
+Since chapter 04, a kernel that is correct is also traced (``gu.trace``) on one small case: a race
+fails the check by default (``check_races=False`` opts out), and ``requirements`` (from
+``_trace_checks``, re-exported here: ``coalesced``, ``no_bank_conflicts``, ``uses_shared_memory``,
+``max_loads_per_element``, ``max_stores_per_element``, ``max_divergent_branches``) add efficiency
+conditions. ``trace_case`` picks the traced launch (default: the largest case of at most
+``TRACE_THREAD_LIMIT`` threads).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +17,41 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import runtime
+from ..trace import Race
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed
+from ._trace_checks import (
+    TRACE_THREAD_LIMIT,
+    TraceRequirement,
+    coalesced,
+    max_divergent_branches,
+    max_loads_per_element,
+    max_stores_per_element,
+    no_bank_conflicts,
+    race_hint,
+    trace_kernel,
+    uses_shared_memory,
+)
+
+__all__ = [
+    "GUARD_HINT_1D",
+    "GUARD_HINT_2D",
+    "TRACE_THREAD_LIMIT",
+    "Case",
+    "Mismatch",
+    "TraceRequirement",
+    "blocks_for",
+    "coalesced",
+    "kernel_exercise",
+    "max_divergent_branches",
+    "max_loads_per_element",
+    "max_stores_per_element",
+    "no_bank_conflicts",
+    "poisoned",
+    "race_hint",
+    "random_inputs",
+    "uses_shared_memory",
+]
 
 
 @dataclass
@@ -141,6 +183,38 @@ def compare(case: Case, outputs: Sequence[np.ndarray], names: Sequence[str]) -> 
     return None
 
 
+def threads_of(case: Case) -> int:
+    """How many CUDA threads a case launches."""
+    return int(np.prod(case.griddim)) * int(np.prod(case.blockdim))
+
+
+def default_trace_case(cases: Sequence[Case]) -> Case:
+    """The largest case of at most TRACE_THREAD_LIMIT threads (the smallest if none is)."""
+    small = [c for c in cases if threads_of(c) <= TRACE_THREAD_LIMIT]
+    if small:
+        return max(small, key=threads_of)
+    return min(cases, key=threads_of)
+
+
+def _fresh_args(case: Case) -> tuple[tuple, tuple]:
+    outputs = tuple(buffer.copy() for buffer in case.outputs)
+    return tuple(a.copy() for a in case.inputs) + outputs, outputs
+
+
+def _race_in(kernel, case: Case):
+    """The first race the trace of ``case`` shows, or None (also when it cannot be traced)."""
+    if threads_of(case) > TRACE_THREAD_LIMIT:
+        return None
+    for _ in range(2):  # a second try, should the first trace fail for a reason of its own
+        args, _ = _fresh_args(case)
+        try:
+            report = trace_kernel(kernel, case, args)
+        except Exception:
+            continue
+        return report.races[0] if report.races else None
+    return None
+
+
 def kernel_exercise(
     *,
     id: str,  # noqa: A002 - the registry's field name
@@ -154,33 +228,100 @@ def kernel_exercise(
     guard_hint: str = GUARD_HINT_1D,
     error_hint: Callable[[Case, str], str] | None = None,
     seed: int | None = None,
+    check_races: bool = True,
+    requirements: Sequence[TraceRequirement] = (),
+    trace_case: Callable[[np.random.Generator], Case] | None = None,
+    race_hint: Callable[[Race], str] = race_hint,
 ) -> Exercise:
     """Build an Exercise that launches the learner's kernel on each case and explains failures.
 
     ``hint(case, mismatch)`` names the likely mistake from the wrong output; ``error_hint(case,
     error)`` from an exception (by default ``guard_hint``, as most errors are a missing guard).
     ``seed`` fixes the inputs (for tests); by default every check draws fresh random data.
+
+    Once every case is correct, one launch is traced on the simulator: a race fails the check
+    (unless ``check_races=False``), and so does an unmet ``requirement``. ``trace_case(rng)``
+    gives that launch (it must be correct too); by default the largest case of at most
+    ``TRACE_THREAD_LIMIT`` threads. A wrong result also names a race if the trace shows one.
+    ``race_hint(race)`` says what to do about a race (default: by the race's kind).
     """
+
+    def run_case(kernel, case: Case) -> CheckResult | None:
+        args, outputs = _fresh_args(case)
+        error = launch(kernel, case, args)
+        if error:
+            why = error_hint(case, error) if error_hint else guard_hint
+            return failed(id, f"With {case.label}: {error}", why)
+        mismatch = compare(case, outputs, output_names)
+        if mismatch:
+            what = f"With {case.label}: {mismatch.describe()}"
+            advice = hint(case, mismatch)
+            race = _race_in(kernel, case) if check_races and tracing() else None
+            if race is not None:
+                what += f"\nYour kernel has a race: {race.describe()}"
+                advice += f"\nTo fix the race: {race_hint(race)}"
+            return failed(id, what, advice)
+        return None
+
+    def run_trace(kernel, case: Case, ran_before: bool) -> CheckResult | None:
+        args, outputs = _fresh_args(case)
+        divergence = any(r.needs_divergence for r in requirements)
+        try:
+            report = trace_kernel(kernel, case, args, divergence=divergence)
+        except NotImplementedError as error:
+            raise NotAttempted from error
+        except Exception:
+            if not ran_before:  # explain the learner's error as a plain launch would
+                plain = run_case(kernel, case)
+                if plain is not None:
+                    return plain
+            raise  # it runs without error outside the trace: the trace is at fault
+        mismatch = compare(case, outputs, output_names)
+        if mismatch:
+            return failed(id, f"With {case.label}: {mismatch.describe()}", hint(case, mismatch))
+        if check_races and report.races:
+            race = report.races[0]
+            return failed(
+                id,
+                f"With {case.label} your results came out right, but your kernel has a race: "
+                f"{race.describe()} On a GPU the result can change from run to run.",
+                race_hint(race),
+            )
+        for requirement in requirements:
+            problem = requirement.check(report)
+            if problem is not None:
+                what, why = problem
+                return failed(id, f"Correct results, but traced with {case.label}, {what}", why)
+        return None
 
     def run(kernel) -> CheckResult:
         rng = np.random.default_rng(seed)
         all_cases = cases(rng)
-        for case in all_cases:
-            outputs = tuple(buffer.copy() for buffer in case.outputs)
-            args = tuple(a.copy() for a in case.inputs) + outputs
-            try:
-                error = launch(kernel, case, args)
-            except NotAttempted:
-                return not_attempted(id)
-            if error:
-                why = error_hint(case, error) if error_hint else guard_hint
-                return failed(id, f"With {case.label}: {error}", why)
-            mismatch = compare(case, outputs, output_names)
-            if mismatch:
-                return failed(id, f"With {case.label}: {mismatch.describe()}", hint(case, mismatch))
+        try:
+            for case in all_cases:
+                result = run_case(kernel, case)
+                if result is not None:
+                    return result
+            traced = None
+            if tracing() and (check_races or requirements):
+                traced = trace_case(rng) if trace_case else default_trace_case(all_cases)
+                result = run_trace(kernel, traced, ran_before=trace_case is None)
+                if result is not None:
+                    return result
+        except NotAttempted:
+            return not_attempted(id)
         labels = "; ".join(case.label for case in all_cases)
-        return passed(id, f"Correct on {len(all_cases)} launches ({labels}).")
+        detail = f"Correct on {len(all_cases)} launches ({labels})."
+        if traced is not None:
+            checks = (["no races"] if check_races else []) + [r.label for r in requirements]
+            detail += f" The trace of {traced.label} shows {', '.join(checks)}."
+        return passed(id, detail)
 
     return Exercise(
         id=id, chapter=chapter, title=title, signature=signature, launch=launch_text, run=run
     )
+
+
+def tracing() -> bool:
+    """Traces run in the simulator pass only (a GPU pass re-checks results, not the trace)."""
+    return runtime.mode == "simulator"

@@ -1,0 +1,567 @@
+"""The engine behind :mod:`gpu_utils.trace` (chapter 04): run a kernel on Numba's CUDA simulator,
+one block at a time, while every thread logs its global and shared memory accesses.
+
+Private: notebooks use ``gu.trace.analyze``. The launch mirrors the simulator's own
+(``numba.cuda.simulator.kernel``): the kernel's ``cuda`` global is swapped for a fake module and
+each CUDA thread is a Python thread. Arrays are wrapped so that each element access appends one
+record to its thread's log; ``syncthreads`` uses a real barrier (an exited thread no longer counts),
+so it costs microseconds rather than the simulator's tens of milliseconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+import re
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.array_utils import byte_bounds
+
+from . import warp
+
+LOAD, STORE = 0, 1
+GLOBAL, SHARED = 0, 1
+SHARED_ALIGNMENT = 16  # bytes; each static shared array starts on such a boundary
+
+# One record per element access, a tuple for speed. Fields, in order:
+KIND, SPACE, ROOT, OFFSET, NBYTES, CODE, LINE, OCCURRENCE, EPOCH, WEPOCH = range(10)
+ATOMIC, FENCES_BEFORE, ATOMICS_BEFORE = 10, 11, 12
+
+
+@dataclass
+class Root:
+    """One allocation: a kernel argument (global) or a ``cuda.shared.array`` (shared)."""
+
+    name: str
+    space: int
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    strides: tuple[int, ...]
+    base: int = 0  # byte address of the allocation's start in its space (shared layout)
+
+    def element(self, offset: int) -> tuple[int, ...] | None:
+        """The element index at byte ``offset`` from the start, or None if it is ambiguous."""
+        itemsize = self.dtype.itemsize
+        if offset % itemsize or not self.shape:
+            return None
+        index, rest = [], offset
+        for stride in sorted(self.strides, reverse=True):
+            if stride <= 0:
+                return None
+            index.append(rest // stride)
+            rest %= stride
+        if rest:
+            return None
+        order = sorted(range(len(self.shape)), key=lambda k: self.strides[k], reverse=True)
+        result = [0] * len(self.shape)
+        for position, k in enumerate(order):
+            result[k] = int(index[position])
+        if any(i >= s for i, s in zip(result, self.shape, strict=True)):
+            return None
+        return tuple(result)
+
+
+def _pointer(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
+class TracedArray:
+    """A kernel's view of an array: element reads and writes are logged, slices stay traced."""
+
+    __slots__ = ("_ary", "_offset", "_root", "_root_index")
+
+    def __init__(self, ary: np.ndarray, root_index: int, root: Root, offset: int) -> None:
+        self._ary = ary
+        self._root_index = root_index
+        self._root = root
+        self._offset = offset  # byte offset of ary's first element from the root's start
+
+    def _byte_offset(self, index) -> int:
+        ary = self._ary
+        if not isinstance(index, tuple):
+            index = (index,)
+        offset = self._offset
+        for k, i in enumerate(index):
+            i = int(i)
+            if i < 0:
+                i += ary.shape[k]
+            offset += i * ary.strides[k]
+        return offset
+
+    def _log(self, index, kind: int) -> None:
+        thread = threading.current_thread()
+        log = getattr(thread, "records", None)
+        if log is None:  # touched outside a traced kernel
+            return
+        site = thread.atomic_site
+        if site is None:
+            frame = sys._getframe(2)
+            site = (frame.f_code, frame.f_lineno)
+        occurrences = thread.occurrences
+        count = occurrences.get(site, 0)
+        occurrences[site] = count + 1
+        log.append(
+            (
+                kind,
+                self._root.space,
+                self._root_index,
+                self._byte_offset(index),
+                self._ary.itemsize,
+                site[0],
+                site[1],
+                count,
+                thread.epoch,
+                thread.wepoch,
+                site is thread.atomic_site,
+                thread.fences,
+                thread.atomics,
+            )
+        )
+
+    def _view(self, value: np.ndarray) -> TracedArray:
+        offset = self._offset + _pointer(value) - _pointer(self._ary)
+        return TracedArray(value, self._root_index, self._root, offset)
+
+    def __getitem__(self, index):
+        value = self._ary[index]
+        if isinstance(value, np.ndarray):
+            return self._view(value)
+        self._log(index, LOAD)
+        return value
+
+    def __setitem__(self, index, value) -> None:
+        if isinstance(value, TracedArray):
+            value = value._ary
+        self._ary[index] = value
+        target = self._ary[index]
+        if isinstance(target, np.ndarray):  # a slice assignment: log every element written
+            view = self._view(target)
+            for element in np.ndindex(*target.shape):
+                view._log(element, STORE)
+        else:
+            self._log(index, STORE)
+
+    def __len__(self) -> int:
+        return len(self._ary)
+
+    def __iter__(self) -> Iterator:
+        for i in range(len(self._ary)):
+            yield self[i]
+
+    def __getattr__(self, name: str):
+        return getattr(self._ary, name)
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self._ary, dtype=dtype)
+
+    @property
+    def T(self) -> TracedArray:
+        return self._view(self._ary.T)
+
+    def __repr__(self) -> str:
+        return f"TracedArray({self._root.name}, shape={self._ary.shape})"
+
+
+class BlockBarrier:
+    """``syncthreads`` for one block: releases when every thread still running has arrived."""
+
+    def __init__(self, count: int) -> None:
+        self.cond = threading.Condition()
+        self.live = count
+        self.arrived: list = []
+        self.aborted = False
+
+    def wait(self, thread) -> None:
+        with self.cond:
+            thread.syncthreads_blocked = True
+            self.arrived.append(thread)
+            if len(self.arrived) >= self.live:
+                self._release()
+            while thread.syncthreads_blocked:
+                if self.aborted or thread.abort:
+                    thread.syncthreads_blocked = False
+                    raise RuntimeError("stopped because another thread raised an exception")
+                self.cond.wait(0.05)
+
+    def leave(self) -> None:
+        with self.cond:
+            self.live -= 1
+            if self.arrived and len(self.arrived) >= self.live:
+                self._release()
+
+    def _release(self) -> None:
+        for waiting in self.arrived:
+            waiting.syncthreads_blocked = False
+        self.arrived = []
+        self.cond.notify_all()
+
+    def abort(self) -> None:
+        with self.cond:
+            self.aborted = True
+            self.cond.notify_all()
+
+
+class TraceThread(threading.Thread):
+    """One CUDA thread: runs the kernel and keeps its own access log and barrier counters."""
+
+    def __init__(self, block: BlockRun, block_index, thread_index, trace_code=None) -> None:
+        super().__init__(daemon=True)
+        from numba.cuda.simulator.kernelapi import Dim3  # cheap after the first import
+
+        self._manager = block
+        self.blockIdx = Dim3(*block_index)
+        self.threadIdx = Dim3(*thread_index)
+        bx, by, _ = block.block_dim
+        self.thread_id = thread_index[0] + bx * (thread_index[1] + by * thread_index[2])
+        self.syncthreads_blocked = False
+        self.abort = False
+        self.exception: tuple[BaseException, object] | None = None
+        self.records: list[tuple] = []
+        self.occurrences: dict = {}
+        self.epoch = 0  # syncthreads passed
+        self.wepoch = 0  # syncthreads and syncwarps passed
+        self.fences = 0
+        self.atomics = 0
+        self.atomic_site = None
+        self.path: list[int] | None = [] if trace_code is not None else None
+        self._trace_code = trace_code
+        warp.register_thread(self)
+
+    def run(self) -> None:
+        block = self._manager
+        try:
+            if self.path is not None:
+                sys.settrace(self._tracer)
+            block.function(*block.args)
+        except Exception as error:
+            tid = f"tid={list(self.threadIdx)}"
+            ctaid = f"ctaid={list(self.blockIdx)}"
+            message = f"{tid} {ctaid}: {error}" if str(error) else f"{tid} {ctaid}"
+            try:
+                renamed = type(error)(message)
+            except Exception:
+                renamed = RuntimeError(f"{type(error).__name__}: {message}")
+            self.exception = (renamed, sys.exc_info()[2])
+            block.fail()
+        except warp.LaunchStopped:
+            self._gu_stopped = True  # another thread's error ends the launch; stop quietly
+        finally:
+            sys.settrace(None)
+            block.barrier.leave()
+            warp.thread_exited(self)
+
+    def _tracer(self, frame, event, arg):
+        if frame.f_code is not self._trace_code:
+            return None
+        path = self.path
+
+        def line(frame, event, arg):
+            if event == "line":
+                path.append(frame.f_lineno)
+            return line
+
+        return line
+
+    # --- what the fake cuda module calls ----------------------------------------------------
+
+    def syncthreads(self) -> None:
+        if self.abort:
+            raise RuntimeError("stopped because another thread raised an exception")
+        self._manager.barrier.wait(self)
+        self.epoch += 1
+        self.wepoch += 1
+
+    def _vote(self, value, combine: Callable[[np.ndarray], object]):
+        state = self._manager.block_state
+        state[tuple(self.threadIdx)] = value
+        self.syncthreads()
+        result = combine(state)
+        self.syncthreads()
+        return result
+
+    def syncthreads_count(self, value):
+        return self._vote(value, np.count_nonzero)
+
+    def syncthreads_and(self, value):
+        return self._vote(value, lambda state: 1 if np.all(state) else 0)
+
+    def syncthreads_or(self, value):
+        return self._vote(value, lambda state: 1 if np.any(state) else 0)
+
+    def on_syncwarp(self) -> None:
+        self.wepoch += 1
+
+
+class BlockRun:
+    """Runs one block's threads to completion (the trace's replacement for BlockManager)."""
+
+    def __init__(self, function, args, block_dim, recorder: Recorder, trace_code=None) -> None:
+        self.function = function
+        self.args = args
+        self.block_dim = tuple(block_dim)
+        self._block_dim = self.block_dim  # the attribute gpu_utils.warp reads
+        self.block_state = np.zeros(self.block_dim, dtype=np.bool_)
+        self.barrier = BlockBarrier(int(np.prod(self.block_dim)))
+        self.recorder = recorder
+        self.trace_code = trace_code
+        self.threads: list[TraceThread] = []
+
+    def fail(self) -> None:
+        for thread in self.threads:
+            thread.abort = True
+        self.barrier.abort()
+
+    def run(self, block_index) -> list[TraceThread]:
+        self.threads = [
+            TraceThread(self, block_index, (x, y, z), self.trace_code)
+            for z in range(self.block_dim[2])
+            for y in range(self.block_dim[1])
+            for x in range(self.block_dim[0])
+        ]
+        for thread in self.threads:
+            thread.start()
+        for thread in self.threads:
+            thread.join()
+        failures = [t for t in self.threads if t.exception is not None]
+        if failures:
+            first = next(
+                (t for t in failures if "another thread raised" not in str(t.exception[0])),
+                failures[0],
+            )
+            error, traceback = first.exception
+            raise error.with_traceback(traceback)
+        return sorted(self.threads, key=lambda t: t.thread_id)
+
+
+_SHARED_NAME = re.compile(r"(\w+)\s*(?::[^=]*)?=\s*cuda\.shared\.array")
+
+
+class Recorder:
+    """The allocations of one traced launch, and how to wrap the kernel's arguments."""
+
+    def __init__(self) -> None:
+        self.roots: list[Root] = []
+        self._shared_sites: dict = {}
+        self._shared_end = 0
+        self._dynamic_root: int | None = None
+
+    def _add(self, root: Root) -> int:
+        self.roots.append(root)
+        return len(self.roots) - 1
+
+    def wrap_arguments(self, names: list[str], args: tuple) -> list:
+        """Wrap array arguments; arguments sharing memory share one root (one allocation)."""
+        wrapped, spans = [], []  # spans: (start, end, root index) of arrays seen so far
+        for k, arg in enumerate(args):
+            array = _host_array(arg)
+            if array is None:
+                wrapped.append(arg)
+                continue
+            name = names[k] if k < len(names) else f"arg{k}"
+            low, high = byte_bounds(array)
+            for start, end, index in spans:
+                if low < end and start < high:
+                    root_index, offset = index, _pointer(array) - start
+                    break
+            else:
+                root = Root(name, GLOBAL, array.shape, array.dtype, array.strides)
+                root_index, offset = self._add(root), _pointer(array) - low
+                spans.append((low, high, root_index))
+            wrapped.append(TracedArray(array, root_index, self.roots[root_index], offset))
+        return wrapped
+
+    def shared_array(self, site, shape, dtype, block: BlockRun, dynamic: np.ndarray | None):
+        """The traced shared array allocated at ``site`` for the current block."""
+        allocations = block.__dict__.setdefault("shared", {})
+        if site in allocations:
+            return allocations[site]
+        if dynamic is not None:
+            if self._dynamic_root is None:
+                self._dynamic_root = self._add(
+                    Root("dynamic shared memory", SHARED, (dynamic.size,), dtype, (dtype.itemsize,))
+                )
+            index = self._dynamic_root
+            array = dynamic
+        else:
+            index = self._shared_sites.get(site)
+            array = np.empty(shape, dtype)
+            if index is None:
+                name = _shared_name(site)
+                start = -(-self._shared_end // SHARED_ALIGNMENT) * SHARED_ALIGNMENT
+                root = Root(name, SHARED, array.shape, array.dtype, array.strides, base=start)
+                index = self._shared_sites[site] = self._add(root)
+                self._shared_end = start + array.nbytes
+        traced = TracedArray(array, index, self.roots[index], 0)
+        allocations[site] = traced
+        return traced
+
+
+def _shared_name(site) -> str:
+    code, line = site
+    text = linecache.getline(code.co_filename, line)
+    match = _SHARED_NAME.search(text)
+    return match.group(1) if match else f"shared array (line {line})"
+
+
+def _host_array(arg) -> np.ndarray | None:
+    """The NumPy array behind a kernel argument (device arrays are copied to the host)."""
+    if isinstance(arg, np.ndarray):
+        return arg if arg.ndim > 0 else None
+    inner = getattr(arg, "_item", arg)  # the simulator's FakeWithinKernelCUDAArray
+    ary = getattr(inner, "_ary", None)  # the simulator's FakeCUDAArray
+    if isinstance(ary, np.ndarray):
+        return ary
+    if hasattr(arg, "copy_to_host") and hasattr(arg, "__cuda_array_interface__"):
+        return arg.copy_to_host()  # a real device array (GPU mode): trace a host copy
+    return None
+
+
+def _tracing_module(grid_dim, block_dim, dynshared_size: int, recorder: Recorder):
+    """A fake ``cuda`` module whose shared arrays, atomics and fences are traced."""
+    from numba.cuda import types
+    from numba.cuda.np import numpy_support
+    from numba.cuda.simulator.kernelapi import FakeCUDAAtomic, FakeCUDAModule
+
+    class TracingShared:
+        def array(self, shape, dtype, alignment=None):
+            if alignment is not None:
+                raise RuntimeError("Array alignment is not supported in cudasim")
+            if isinstance(dtype, types.Type):
+                dtype = numpy_support.as_dtype(dtype)
+            dtype = np.dtype(dtype)
+            thread = threading.current_thread()
+            frame = sys._getframe(1)
+            site = (frame.f_code, frame.f_lineno)
+            block = thread._manager
+            dynamic = None
+            if shape == 0:
+                buffer = block.__dict__.setdefault(
+                    "dynshared", np.zeros(dynshared_size, dtype=np.byte)
+                )
+                count = dynshared_size // dtype.itemsize
+                dynamic = np.frombuffer(buffer.data, dtype=dtype, count=count)
+            with module_lock:
+                return recorder.shared_array(site, shape, dtype, block, dynamic)
+
+    class TracingAtomic(FakeCUDAAtomic):
+        pass
+
+    def traced(name):
+        original = getattr(FakeCUDAAtomic, name)
+
+        def operation(self, *args):
+            thread = threading.current_thread()
+            frame = sys._getframe(1)
+            thread.atomic_site = (frame.f_code, frame.f_lineno)
+            try:
+                return original(self, *args)
+            finally:
+                thread.atomic_site = None
+                thread.atomics += 1
+
+        operation.__name__ = name
+        return operation
+
+    for name in dir(FakeCUDAAtomic):
+        if not name.startswith("_") and callable(getattr(FakeCUDAAtomic, name)):
+            setattr(TracingAtomic, name, traced(name))
+
+    def fence(self):
+        threading.current_thread().fences += 1
+
+    class TracingCUDAModule(FakeCUDAModule):
+        threadfence = threadfence_block = threadfence_system = fence
+
+        def __init__(self):
+            super().__init__(grid_dim, block_dim, dynshared_size)
+            self._shared = TracingShared()
+            self._atomic = TracingAtomic()
+
+    module_lock = threading.Lock()
+    return TracingCUDAModule()
+
+
+@contextlib.contextmanager
+def _device_functions_simulated(function) -> Iterator[None]:
+    """In GPU mode, let a kernel's ``@cuda.jit(device=True)`` helpers run as Python."""
+    from numba.cuda.simulator.kernel import FakeCUDAKernel
+
+    replaced: list[tuple[dict, str, object]] = []
+    seen: set[int] = set()
+
+    def visit(fn) -> None:
+        if id(fn) in seen:
+            return
+        seen.add(id(fn))
+        namespace = getattr(fn, "__globals__", {})
+        for name, value in list(namespace.items()):
+            py_func = getattr(value, "py_func", None)
+            if py_func is None or isinstance(value, FakeCUDAKernel):
+                continue
+            if not getattr(value, "targetoptions", {}).get("device", False):
+                continue
+            replaced.append((namespace, name, value))
+            namespace[name] = FakeCUDAKernel(py_func, device=True)
+            visit(py_func)
+
+    visit(function)
+    try:
+        yield
+    finally:
+        for namespace, name, value in reversed(replaced):
+            namespace[name] = value
+
+
+def python_function(kernel) -> Callable:
+    """The Python function behind a kernel (simulator or GPU dispatcher) or a plain function."""
+    for attribute in ("py_func", "fn"):
+        function = getattr(kernel, attribute, None)
+        if callable(function) and hasattr(function, "__code__"):
+            return function
+    if hasattr(kernel, "__code__"):
+        return kernel
+    raise TypeError(
+        f"expected a kernel made with @cuda.jit (or its Python function), got {type(kernel).__name__}"
+    )
+
+
+def run(
+    kernel,
+    griddim,
+    blockdim,
+    args: tuple,
+    *,
+    recorder: Recorder,
+    on_block: Callable[[tuple[int, ...], list[TraceThread]], None],
+    dynshared_size: int = 0,
+    divergence: bool = True,
+) -> tuple[Callable, tuple, tuple]:
+    """Run ``kernel`` block by block, handing each finished block's threads to ``on_block``.
+
+    Returns the kernel's Python function and the normalised grid and block dimensions.
+    """
+    from numba.cuda.errors import normalize_kernel_dimensions
+    from numba.cuda.simulator import kernel as simulator
+    from numba.cuda.simulator.kernelapi import swapped_cuda_module
+
+    warp.install()
+    function = python_function(kernel)
+    grid_dim, block_dim = normalize_kernel_dimensions(griddim, blockdim)
+    code = function.__code__
+    names = list(code.co_varnames[: code.co_argcount])
+    traced_args = recorder.wrap_arguments(names, tuple(args))
+    module = _tracing_module(grid_dim, block_dim, dynshared_size, recorder)
+    trace_code = code if divergence else None
+    with (
+        simulator._push_kernel_context(module),
+        swapped_cuda_module(function, module),
+        _device_functions_simulated(function),
+    ):
+        for block_index in np.ndindex(*grid_dim):
+            block = BlockRun(function, traced_args, block_dim, recorder, trace_code)
+            on_block(block_index, block.run(block_index))
+    return function, tuple(grid_dim), tuple(block_dim)

@@ -1,0 +1,578 @@
+"""Warp-level intrinsics for Numba's CUDA simulator (taught in chapter 05, traced in chapter 04).
+
+Usage: nothing to call in a notebook. After ``import gpu_utils`` in simulator mode, kernels use
+``cuda.shfl_sync``, ``cuda.shfl_up_sync``, ``cuda.shfl_down_sync``, ``cuda.shfl_xor_sync``,
+``cuda.ballot_sync``, ``cuda.all_sync``, ``cuda.any_sync``, ``cuda.eq_sync``,
+``cuda.match_any_sync``, ``cuda.match_all_sync``, ``cuda.activemask``, ``cuda.lanemask_lt``,
+``cuda.syncwarp`` and ``cuda.laneid`` exactly as on a GPU, where Numba's real ones run::
+
+    @cuda.jit
+    def warp_sum(x, out):
+        i = cuda.grid(1)
+        v = x[i]
+        offset = 16
+        while offset > 0:
+            v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
+            offset //= 2
+        if cuda.laneid == 0:
+            out[i // 32] = v
+
+``install()`` adds them to the simulator (idempotent; ``gu.trace`` and the checkers call it);
+``install_when_numba_loads()``, called by ``import gpu_utils`` in simulator mode, defers that until
+numba's simulator is first imported, so importing gpu_utils stays cheap.
+
+Semantics follow the PTX ISA (``shfl.sync``, ``vote.sync``, ``match.sync``, ``bar.warp.sync``):
+a warp is 32 consecutive linear thread ids of a block; every lane named in ``mask`` must execute
+the same intrinsic with the same mask. The simulator runs each CUDA thread as a Python thread, so
+each call is a rendezvous of the lanes in ``mask``. Where the GPU would hang or be undefined, the
+simulator raises a clear error instead: a mask that names a lane that has exited, that is waiting
+at ``syncthreads``, that lies past the end of the block, or that never arrives because the lanes
+disagree on the mask. Reading a lane outside ``mask`` is undefined on a GPU; the simulator then
+returns the caller's own value. Numba's intrinsics have no ``width`` argument (CUDA C++'s
+``__shfl_*_sync`` do): :func:`shuffle_source_lane` implements the PTX rule with a width, which the
+intrinsics use with width 32.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import math
+import sys
+import threading
+from dataclasses import dataclass, field
+
+__all__ = [
+    "FULL_MASK",
+    "WARP_SIZE",
+    "WarpError",
+    "install",
+    "install_when_numba_loads",
+    "installed",
+    "shuffle_source_lane",
+]
+
+FULL_MASK = 0xFFFFFFFF
+WARP_SIZE = 32
+POLL_SECONDS = 0.02  # how often a waiting lane looks for lanes that can never arrive
+STALL_POLLS = 15  # polls without progress before lanes that wait on each other count as stuck
+SHUFFLE_MODES = ("idx", "up", "down", "bfly")
+
+
+class WarpError(RuntimeError):
+    """A warp intrinsic was used in a way that hangs or is undefined on a GPU."""
+
+
+class LaunchStopped(SystemExit):
+    """Ends a lane quietly when another thread of the launch raised: that thread's error is the
+    one to report (Python threads ignore SystemExit, and the simulator records only Exception)."""
+
+
+def shuffle_source_lane(mode: str, lane: int, operand: int, width: int = WARP_SIZE) -> int:
+    """The lane whose value ``lane`` receives, by the PTX ``shfl.sync`` rule (caller's own lane
+    when the source falls outside its segment of ``width`` lanes).
+
+    ``mode``: ``"idx"`` (shfl_sync, operand = source lane), ``"up"``/``"down"`` (operand = delta)
+    or ``"bfly"`` (shfl_xor_sync, operand = lane mask). CUDA C++ encodes ``width`` in PTX's ``c``
+    operand as ``((32 - width) << 8) | clamp``; that is what is computed here.
+    """
+    if mode not in SHUFFLE_MODES:
+        raise ValueError(f"mode {mode!r}: use one of {', '.join(SHUFFLE_MODES)}")
+    if width not in (1, 2, 4, 8, 16, 32):
+        raise ValueError(f"width {width}: use a power of two from 1 to 32")
+    clamp = 0 if mode == "up" else 0x1F
+    segmask = (WARP_SIZE - width) & 0x1F
+    b = int(operand) & 0x1F
+    max_lane = (lane & segmask) | (clamp & ~segmask & 0x1F)
+    min_lane = lane & segmask
+    if mode == "up":
+        source, valid = lane - b, lane - b >= max_lane
+    elif mode == "down":
+        source, valid = lane + b, lane + b <= max_lane
+    elif mode == "bfly":
+        source, valid = lane ^ b, (lane ^ b) <= max_lane
+    else:
+        source = min_lane | (b & ~segmask & 0x1F)
+        valid = source <= max_lane
+    return source if valid else lane
+
+
+def _numpy():
+    """NumPy, imported on first use so that ``import gpu_utils`` stays cheap."""
+    import numpy
+
+    return numpy
+
+
+# --- per-block state --------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Round:
+    """One collective call: the lanes that arrived so far and their values."""
+
+    op: str
+    mask: int
+    values: dict[int, object] = field(default_factory=dict)
+    complete: bool = False
+    result_mask: int = 0
+
+
+class _Warp:
+    def __init__(self, block: _Block, index: int) -> None:
+        self.block = block
+        self.index = index
+        self.cond = threading.Condition()
+        self.rounds: dict[tuple, _Round] = {}
+        self.waiting: dict[int, _Round] = {}  # lane -> the round it waits in
+        self.progress = 0
+
+    def lanes(self) -> int:
+        """Mask of the lanes that exist in this warp (a block's last warp may be partial)."""
+        count = min(WARP_SIZE, self.block.size - WARP_SIZE * self.index)
+        return (1 << count) - 1
+
+    def thread(self, lane: int):
+        return self.block.threads.get(self.index * WARP_SIZE + lane)
+
+    def finish(self, rnd: _Round, result_mask: int | None = None) -> None:
+        rnd.complete = True
+        rnd.result_mask = _mask_of(rnd.values) if result_mask is None else result_mask
+        for key, value in list(self.rounds.items()):
+            if value is rnd:
+                del self.rounds[key]
+        for lane in rnd.values:
+            if self.waiting.get(lane) is rnd:
+                del self.waiting[lane]
+        self.progress += 1
+        self.cond.notify_all()
+
+    def abandon(self, rnd: _Round, lane: int) -> None:
+        """A lane gives up (the kernel is failing); its value stays, so others blame the same
+        missing lane rather than this one."""
+        self.waiting.pop(lane, None)
+
+    def where(self, lane: int) -> str:
+        """What a lane is doing, in words, or '' while it is still running."""
+        thread = self.thread(lane)
+        if thread is None:
+            return ""
+        if getattr(thread, "_gu_done", False):
+            # a lane that raised (or was stopped by one that did) is not to blame
+            failed = getattr(thread, "exception", None) or getattr(thread, "_gu_stopped", False)
+            return "failed" if failed else "exited"
+        if getattr(thread, "syncthreads_blocked", False):
+            return "syncthreads"
+        if lane in self.waiting:
+            return "waiting"
+        return ""
+
+
+class _Block:
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.threads: dict[int, threading.Thread] = {}
+        self.warps: dict[int, _Warp] = {}
+        self.lock = threading.Lock()
+
+    def warp(self, index: int) -> _Warp:
+        with self.lock:
+            warp = self.warps.get(index)
+            if warp is None:
+                warp = self.warps[index] = _Warp(self, index)
+            return warp
+
+
+_blocks_lock = threading.Lock()
+
+
+def _block_of(thread) -> _Block:
+    """The warp state of the thread's block, stored on its block manager."""
+    manager = thread._manager
+    block = manager.__dict__.get("_gu_block")
+    if block is None:
+        with _blocks_lock:
+            block = manager.__dict__.get("_gu_block")
+            if block is None:
+                size = math.prod(int(d) for d in manager._block_dim)
+                block = manager.__dict__["_gu_block"] = _Block(size)
+    return block
+
+
+def register_thread(thread) -> None:
+    """Record a simulator thread in its block (the simulator's and gu.trace's threads call it)."""
+    block = _block_of(thread)
+    with block.lock:
+        block.threads[thread.thread_id] = thread
+
+
+def thread_exited(thread) -> None:
+    """Mark a thread as finished and wake the lanes of its warp that may wait for it."""
+    thread._gu_done = True
+    block = _block_of(thread)
+    warp = block.warps.get(thread.thread_id // WARP_SIZE)
+    if warp is not None:
+        with warp.cond:
+            warp.cond.notify_all()
+
+
+# --- the rendezvous ---------------------------------------------------------------------------
+
+
+def _mask_of(lanes) -> int:
+    mask = 0
+    for lane in lanes:
+        mask |= 1 << lane
+    return mask
+
+
+def _bits(mask: int) -> list[int]:
+    return [lane for lane in range(WARP_SIZE) if mask >> lane & 1]
+
+
+def _as_mask(mask) -> int:
+    try:
+        return int(mask) & FULL_MASK
+    except (TypeError, ValueError):
+        raise WarpError(f"the mask must be an integer such as 0xFFFFFFFF, not {mask!r}") from None
+
+
+def _current():
+    thread = threading.current_thread()
+    if not hasattr(thread, "thread_id") or not hasattr(thread, "_manager"):
+        raise WarpError("warp intrinsics can only be called inside a kernel")
+    lane = thread.thread_id % WARP_SIZE
+    warp = _block_of(thread).warp(thread.thread_id // WARP_SIZE)
+    return thread, lane, warp
+
+
+def _check_mask(name: str, mask: int, lane: int, warp: _Warp) -> None:
+    if not mask >> lane & 1:
+        raise WarpError(
+            f"lane {lane} called cuda.{name} with mask {mask:#010x}, which does not include "
+            "itself; every calling lane must be in the mask (undefined on a GPU)."
+        )
+    beyond = mask & ~warp.lanes()
+    if beyond:
+        first = _bits(beyond)[0]
+        raise WarpError(
+            f"cuda.{name} with mask {mask:#010x} names lane {first} of warp {warp.index}, but "
+            f"the block has only {warp.block.size} threads, so that lane does not exist. Build "
+            "the mask from the lanes that exist, e.g. with cuda.ballot_sync or cuda.activemask()."
+        )
+
+
+def _stuck(name: str, rnd: _Round, warp: _Warp) -> tuple[str | None, bool]:
+    """Why the lanes missing from ``rnd`` may never arrive, and whether that is certain.
+
+    A lane that exited or waits at ``syncthreads`` can never arrive (certain). Lanes that all wait
+    in other warp intrinsics are stuck only if nothing moves for a while (not certain at once).
+    """
+    missing = [lane for lane in _bits(rnd.mask) if lane not in rnd.values]
+    states = {lane: warp.where(lane) for lane in missing}
+    if "failed" in states.values():
+        raise LaunchStopped()  # another lane raised: its error is the one to report
+    for lane, state in states.items():
+        if state == "exited":
+            return (
+                f"cuda.{name} with mask {rnd.mask:#010x}: lane {lane} of warp {warp.index} "
+                "finished the kernel without calling it, so the others would wait forever (a hang "
+                "on a GPU). Threads that skip the work (`if i < n:`) must not be in the mask: "
+                "compute it with cuda.ballot_sync(0xFFFFFFFF, i < n) before the branch, or keep "
+                "every lane in the loop."
+            ), True
+        if state == "syncthreads":
+            return (
+                f"cuda.{name} with mask {rnd.mask:#010x}: lane {lane} of warp {warp.index} is "
+                "waiting at cuda.syncthreads() instead, so neither can go on (a hang on a GPU). "
+                "Every lane in the mask must reach the same warp intrinsic."
+            ), True
+    if missing and all(state == "waiting" for state in states.values()):
+        other = warp.waiting[missing[0]]
+        return (
+            f"cuda.{name} with mask {rnd.mask:#010x}: lane {missing[0]} of warp {warp.index} is "
+            f"waiting in cuda.{other.op} with mask {other.mask:#010x}. The lanes disagree about "
+            "which lanes take part, so none can go on (a hang on a GPU)."
+        ), False
+    return None, False
+
+
+def _wait(name: str, rnd: _Round, thread, lane: int, warp: _Warp, ready=None) -> None:
+    """Wait (holding ``warp.cond``) until ``rnd`` completes; raise if it never can.
+
+    ``ready()``, when given, may complete the round itself (activemask's rule).
+    """
+    seen, idle = warp.progress, 0
+    while not rnd.complete:
+        if ready is not None and ready():
+            return
+        warp.cond.wait(POLL_SECONDS)
+        if rnd.complete:
+            return
+        if getattr(thread, "abort", False):
+            warp.abandon(rnd, lane)
+            raise LaunchStopped()
+        if ready is not None:
+            continue
+        try:
+            problem, certain = _stuck(name, rnd, warp)
+        except LaunchStopped:
+            warp.abandon(rnd, lane)
+            raise
+        if problem is None or (not certain and warp.progress != seen):
+            seen, idle = warp.progress, 0
+            continue
+        if not certain:
+            idle += 1
+            if idle < STALL_POLLS:
+                continue
+        warp.abandon(rnd, lane)
+        raise WarpError(problem)
+
+
+def _collective(name: str, mask, value) -> _Round:
+    """Every lane in ``mask`` contributes ``value``; returns the completed round."""
+    thread, lane, warp = _current()
+    mask = _as_mask(mask)
+    _check_mask(name, mask, lane, warp)
+    op = "syncwarp" if name == "syncwarp" else name
+    with warp.cond:
+        key = (op, mask)
+        rnd = warp.rounds.get(key)
+        if rnd is None:
+            rnd = warp.rounds[key] = _Round(op, mask)
+        rnd.values[lane] = value
+        warp.waiting[lane] = rnd
+        if len(rnd.values) == bin(mask).count("1"):
+            warp.finish(rnd)
+        else:
+            _wait(name, rnd, thread, lane, warp)
+    return rnd
+
+
+def _shuffle(name: str, mode: str, mask, value, operand):
+    rnd = _collective(name, mask, value)
+    lane = threading.current_thread().thread_id % WARP_SIZE
+    source = shuffle_source_lane(mode, lane, operand)
+    if source not in rnd.values:  # outside the mask: undefined on a GPU, own value here
+        return value
+    return rnd.values[source]
+
+
+def _int32(bits: int):
+    """``bits`` as a NumPy int32, the type Numba's ballot and match intrinsics return."""
+    bits &= FULL_MASK
+    return _numpy().int32(bits - (1 << 32) if bits >= 1 << 31 else bits)
+
+
+# --- the intrinsics, as methods of the simulator's fake `cuda` module -------------------------
+
+
+def shfl_sync(self, mask, value, src_lane):
+    return _shuffle("shfl_sync", "idx", mask, value, src_lane)
+
+
+def shfl_up_sync(self, mask, value, delta):
+    return _shuffle("shfl_up_sync", "up", mask, value, delta)
+
+
+def shfl_down_sync(self, mask, value, delta):
+    return _shuffle("shfl_down_sync", "down", mask, value, delta)
+
+
+def shfl_xor_sync(self, mask, value, lane_mask):
+    return _shuffle("shfl_xor_sync", "bfly", mask, value, lane_mask)
+
+
+def ballot_sync(self, mask, predicate):
+    rnd = _collective("ballot_sync", mask, bool(predicate))
+    return _int32(_mask_of(lane for lane, vote in rnd.values.items() if vote))  # i4, as Numba
+
+
+def all_sync(self, mask, predicate):
+    rnd = _collective("all_sync", mask, bool(predicate))
+    return all(rnd.values.values())
+
+
+def any_sync(self, mask, predicate):
+    rnd = _collective("any_sync", mask, bool(predicate))
+    return any(rnd.values.values())
+
+
+def eq_sync(self, mask, predicate):
+    rnd = _collective("eq_sync", mask, bool(predicate))
+    return len(set(rnd.values.values())) == 1
+
+
+def match_any_sync(self, mask, value):
+    rnd = _collective("match_any_sync", mask, value)
+    return _int32(_mask_of(lane for lane, other in rnd.values.items() if other == value))
+
+
+def match_all_sync(self, mask, value):
+    rnd = _collective("match_all_sync", mask, value)
+    same = all(other == value for other in rnd.values.values())
+    return _int32(rnd.mask if same else 0), same
+
+
+def syncwarp(self, mask=FULL_MASK):
+    _collective("syncwarp", mask, None)
+    hook = getattr(threading.current_thread(), "on_syncwarp", None)
+    if hook is not None:  # gu.trace orders memory accesses by warp barriers
+        hook()
+
+
+def activemask(self):
+    """The lanes of this warp executing this call together (see the module docstring)."""
+    thread, lane, warp = _current()
+    frame = sys._getframe(1)
+    site = (frame.f_code, frame.f_lineno)
+    visits = thread.__dict__.setdefault("_gu_activemask_visits", {})
+    visits[site] = visits.get(site, 0) + 1
+    key = ("activemask", site, visits[site])
+    with warp.cond:
+        rnd = warp.rounds.get(key)
+        if rnd is None:
+            rnd = warp.rounds[key] = _Round("activemask", warp.lanes())
+        rnd.values[lane] = True
+        warp.waiting[lane] = rnd
+        warp.cond.notify_all()
+
+        def everyone_accounted_for() -> bool:
+            # converged lanes arrive here; the others have exited or wait somewhere else
+            for other in _bits(warp.lanes()):
+                if other not in rnd.values and warp.where(other) == "":
+                    return False
+            warp.finish(rnd)
+            return True
+
+        _wait("activemask", rnd, thread, lane, warp, ready=everyone_accounted_for)
+    return _numpy().uint32(rnd.result_mask)
+
+
+def lanemask_lt(self):
+    lane = threading.current_thread().thread_id % WARP_SIZE
+    return _numpy().uint32((1 << lane) - 1)
+
+
+# Bit intrinsics work on the value's own width, as on a GPU (ballot_sync returns an int32, whose
+# set sign bit the simulator's popc would otherwise miss).
+
+
+def _width_and_bits(value) -> tuple[int, int]:
+    np = _numpy()
+    width = np.dtype(type(value)).itemsize * 8 if isinstance(value, np.integer) else 64
+    return width, int(value) & ((1 << width) - 1)
+
+
+def popc(self, value):
+    return bin(_width_and_bits(value)[1]).count("1")
+
+
+def clz(self, value):
+    width, bits = _width_and_bits(value)
+    return width - bits.bit_length()
+
+
+def ffs(self, value):
+    bits = _width_and_bits(value)[1]
+    return (bits & -bits).bit_length()  # 1-based position of the lowest set bit, 0 if none
+
+
+def brev(self, value):
+    width, bits = _width_and_bits(value)
+    return int(f"{bits:0{width}b}"[::-1], 2)
+
+
+INTRINSICS = {
+    "shfl_sync": shfl_sync,
+    "shfl_up_sync": shfl_up_sync,
+    "shfl_down_sync": shfl_down_sync,
+    "shfl_xor_sync": shfl_xor_sync,
+    "ballot_sync": ballot_sync,
+    "all_sync": all_sync,
+    "any_sync": any_sync,
+    "eq_sync": eq_sync,
+    "match_any_sync": match_any_sync,
+    "match_all_sync": match_all_sync,
+    "syncwarp": syncwarp,
+    "activemask": activemask,
+    "lanemask_lt": lanemask_lt,
+    "popc": popc,
+    "clz": clz,
+    "ffs": ffs,
+    "brev": brev,
+}
+
+# --- installation ------------------------------------------------------------------------------
+
+_install_lock = threading.Lock()
+_installed = False
+_SIMULATOR_KERNEL = "numba.cuda.simulator.kernel"
+
+
+def installed() -> bool:
+    """True once the simulator's fake ``cuda`` module has the intrinsics."""
+    return _installed
+
+
+def install() -> bool:
+    """Add the intrinsics to the simulator (idempotent). Returns True when they are installed."""
+    global _installed
+    with _install_lock:
+        if _installed:
+            return True
+        from numba.cuda.simulator import kernel, kernelapi
+
+        for name, function in INTRINSICS.items():
+            setattr(kernelapi.FakeCUDAModule, name, function)
+        thread_class = kernel.BlockThread
+        original_init, original_run = thread_class.__init__, thread_class.run
+
+        def __init__(self, *args, **kwargs):
+            original_init(self, *args, **kwargs)
+            register_thread(self)
+
+        def run(self):
+            try:
+                original_run(self)
+            except LaunchStopped:
+                self._gu_stopped = True  # another thread's error ends the launch; stop quietly
+            finally:
+                thread_exited(self)
+
+        thread_class.__init__ = __init__
+        thread_class.run = run
+        _installed = True
+        return True
+
+
+class _InstallAfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Runs :func:`install` right after numba imports its simulator's kernel module."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != _SIMULATOR_KERNEL:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return spec
+        self._loader = spec.loader
+        spec.loader = self
+        return spec
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        install()
+
+
+def install_when_numba_loads() -> None:
+    """Install the intrinsics now if numba's simulator is loaded, else as soon as it is."""
+    if _SIMULATOR_KERNEL in sys.modules:
+        install()
+    elif not any(isinstance(finder, _InstallAfterImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _InstallAfterImport())

@@ -1,0 +1,60 @@
+"""benchmarks/kernels.py: it refuses on the simulator, and every registered benchmark's kernel is
+correct (setup, run and verify at its tiny size, on the simulator)."""
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+import gpu_utils as gu
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmarks/ is a folder of scripts, not a package
+kernels = importlib.import_module("kernels")
+
+pytestmark = pytest.mark.skipif(gu.mode != "simulator", reason="simulator-side checks")
+
+
+def test_refuses_on_the_simulator():
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "kernels.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert "measures real GPU performance" in done.stderr
+    assert "simulator timings say nothing about a GPU" in done.stderr
+
+
+@pytest.mark.parametrize("benchmark", kernels.discover(tiny=True), ids=lambda b: b.name)
+def test_every_registered_kernel_is_correct(benchmark):
+    assert benchmark.bytes > 0 and benchmark.ceiling in kernels.CEILINGS
+    run, verify = benchmark.setup()
+    run()
+    verify()
+
+
+def test_chapter_04_kernels_are_registered_with_targets():
+    names = {b.name: b for b in kernels.discover(tiny=True)}
+    assert {"copy_grid_stride", "transpose_tiled", "stencil_shared"} <= set(names)
+    assert names["transpose_tiled"].target == 0.8
+    assert names["transpose_naive"].target is None
+
+
+def test_table_rendering():
+    row = {
+        "kernel": "copy_grid_stride",
+        "size": "n = 1",
+        "median_s": 1e-3,
+        "iqr_s": 0.0,
+        "achieved": 2000.0,
+        "unit": "GB/s",
+        "ceiling": "copy",
+        "pct_of_ceiling": 80.5,
+        "target_pct": 80.0,
+        "met": True,
+    }
+    text = kernels.render([row])
+    assert "copy_grid_stride" in text and "80.5%" in text and "yes" in text
