@@ -89,7 +89,9 @@ def _settle() -> tuple[str, str, str | None]:
         return actual, why, conflict
     if wanted == "simulator":
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-        __import__(f"{__package__}.warp", fromlist=["warp"]).install_when_numba_loads()
+        from . import warp  # adds the warp intrinsics to the simulator when numba loads it
+
+        warp.install_when_numba_loads()
     else:
         os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
     return wanted, why, None

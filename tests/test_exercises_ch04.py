@@ -487,3 +487,26 @@ def test_chapter_lists_its_exercises():
         "transpose_tiled",
         "stencil_shared",
     ]
+
+
+@cuda.jit
+def copy_with_other_names(source, target):  # the checker maps arguments by position
+    for k in range(cuda.grid(1), source.size, cuda.gridsize(1)):
+        target[k] = source[k]
+
+
+@cuda.jit
+def copy_chunk_other_names(source, target):
+    threads = cuda.gridsize(1)
+    chunk = (source.size + threads - 1) // threads
+    start = cuda.grid(1) * chunk
+    for k in range(start, min(start + chunk, source.size)):
+        target[k] = source[k]
+
+
+def test_requirements_find_arguments_the_learner_named_differently():
+    assert check("copy_grid_stride", copy_with_other_names).passed
+    result = check("copy_grid_stride", copy_chunk_other_names)
+    assert not result.passed
+    assert "not coalesced" in result.message and "`source`" in result.message
+    assert "checker itself failed" not in result.message

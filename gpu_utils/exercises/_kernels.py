@@ -11,6 +11,8 @@ conditions. ``trace_case`` picks the traced launch (default: the largest case of
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import runtime
+from ..pickling import python_function
 from ..trace import Race
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed
 from ._trace_checks import (
@@ -279,6 +282,7 @@ def kernel_exercise(
         mismatch = compare(case, outputs, output_names)
         if mismatch:
             return failed(id, f"With {case.label}: {mismatch.describe()}", hint(case, mismatch))
+        report = keyed_by_documented_names(report, kernel, signature)
         if check_races and report.races:
             race = report.races[0]
             return failed(
@@ -320,6 +324,28 @@ def kernel_exercise(
     return Exercise(
         id=id, chapter=chapter, title=title, signature=signature, launch=launch_text, run=run
     )
+
+
+def _documented_arguments(signature: str) -> list[str]:
+    """The parameter names of a signature text such as ``"copy(src, dst): ..."``."""
+    match = re.match(r"\s*\w+\(([^)]*)\)", signature)
+    return [name.strip() for name in match.group(1).split(",")] if match else []
+
+
+def keyed_by_documented_names(report, kernel, signature: str):
+    """The report with kernel arguments keyed by the exercise's documented names, so that a
+    requirement on ``"src"`` also finds a learner's argument called ``source``."""
+    documented = _documented_arguments(signature)
+    function = python_function(kernel)
+    if not documented or function is None:
+        return report
+    learner = list(inspect.signature(function).parameters)
+    pairs = zip(learner, documented, strict=False)  # a learner may add or drop arguments
+    alias = {mine: theirs for mine, theirs in pairs if mine != theirs}
+    if not alias:
+        return report
+    arrays = {alias.get(name, name): stats for name, stats in report.arrays.items()}
+    return dataclasses.replace(report, arrays=arrays)
 
 
 def tracing() -> bool:
