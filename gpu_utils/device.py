@@ -36,6 +36,7 @@ class DeviceInfo:
     l2_bytes: int | None = None
     max_threads_per_block: int | None = None
     max_shared_memory_per_block: int | None = None
+    max_shared_memory_per_block_optin: int | None = None  # with cudaFuncSetAttribute opt-in
     registers_per_sm: int | None = None
     warp_size: int = 32
     driver_version: str | None = None
@@ -119,6 +120,7 @@ def _gpu_info() -> DeviceInfo:
         l2_bytes=attr("L2_CACHE_SIZE"),
         max_threads_per_block=attr("MAX_THREADS_PER_BLOCK"),
         max_shared_memory_per_block=attr("MAX_SHARED_MEMORY_PER_BLOCK"),
+        max_shared_memory_per_block_optin=attr("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
         registers_per_sm=attr("MAX_REGISTERS_PER_MULTIPROCESSOR"),
         warp_size=attr("WARP_SIZE") or 32,
         driver_version=driver,

@@ -290,9 +290,10 @@ def occupancy(
 ) -> OccupancyResult:
     """Theoretical occupancy of a kernel launch on one SM.
 
-    ``registers_per_thread`` is what ptxas allocated (``kernel.get_regs_per_thread()`` on a GPU,
-    or ``gu.ptx`` without one); ``shared_mem_per_block`` is static plus dynamic shared memory in
-    bytes. Raises ValueError, saying what to change, for a launch the GPU cannot accept.
+    ``registers_per_thread`` is what ptxas allocated (``kernel.compile(signature).regs_per_thread``
+    on a GPU, or ``gu.ptx.compile_kernel(kernel, signature).registers`` without one);
+    ``shared_mem_per_block`` is static plus dynamic shared memory in bytes. Raises ValueError,
+    saying what to change, for a launch the GPU cannot accept.
     """
     sm = limits(compute_capability)
     threads = _whole("threads_per_block", threads_per_block)
@@ -308,7 +309,8 @@ def occupancy(
         raise ValueError(
             f"registers_per_thread={registers}: a thread has 0 to {sm.max_registers_per_thread} "
             "registers (ptxas spills anything beyond to local memory). Use the count ptxas "
-            "reports: gu.ptx.compile(...).registers, or kernel.get_regs_per_thread() on a GPU."
+            "reports: gu.ptx.compile_kernel(kernel, signature).registers, or "
+            "kernel.compile(signature).regs_per_thread on a GPU."
         )
     if not 0 <= smem <= sm.max_shared_mem_per_block:
         raise ValueError(

@@ -8,7 +8,8 @@ process running the simulator cannot switch to, so the work happens in a child p
 imports numba directly, with ``NUMBA_ENABLE_CUDASIM`` removed from its environment.
 
 On a GPU the driver compiles the same PTX with its own ptxas, whose version may differ from
-nvJitLink's, so its register count (``kernel.get_regs_per_thread()``) can differ slightly.
+nvJitLink's, so its register count (``kernel.compile(signature).regs_per_thread``) can differ
+slightly.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ def _returns(value):
 
 # Each exercise: correct answers (computed differently from the solutions), then known mistakes.
 CORRECT = {
-    "weights_70b_bf16": [_returns(140), lambda: 70 * 2 * 1e9 / 1e9, _returns(140.9)],
+    "weights_70b_bf16": [_returns(130.4), lambda: 70e9 * 2 / 1024**3, _returns(131)],
     "h100s_for_70b_bf16": [
         _returns(2),
         lambda: -(-70e9 * 2 // gu.specs.get("H100-SXM").hbm_bytes),  # ceiling division
@@ -31,18 +31,20 @@ CORRECT = {
 
 MISTAKES = {
     "weights_70b_bf16": [
-        (1120, "you counted bits"),
-        (280, "that is fp32"),
-        (70, "that is int8"),
-        (70e9 * 2 / 2**30, "GiB"),
-        (1.4e11, "divide by 1e9"),
+        (1043, "you counted bits"),
+        (260.8, "that is fp32"),
+        (65.19, "that is int8"),
+        (140, "that is in decimal GB"),
+        (133_514, "that is in MiB"),
+        (1.4e11, "divide by 2**30"),
         (42, "multiply parameters by bytes per parameter"),
     ],
     "h100s_for_70b_bf16": [
-        (1.75, "round the ratio up"),
-        (1, "rounding down leaves weights without a GPU: 140 GB do not fit in 80 GB"),
+        (1.63, "round the ratio up"),
+        (1.75, "not 80e9"),
+        (1, "rounding down leaves weights without a GPU: 130 GiB do not fit in 80 GiB"),
         (4, "that is for fp32 weights"),
-        (3.5, "a GPU comes whole"),
+        (3.26, "a GPU comes whole"),
         (8, "and round up"),
     ],
     "stream_7b_bf16_h100_ms": [
@@ -103,5 +105,5 @@ def test_a_stub_is_not_attempted_yet(exercise_id):
 
 
 def test_answers_need_to_be_numbers():
-    assert "not a number" in check("weights_70b_bf16", _returns("140 GB")).message
+    assert "not a number" in check("weights_70b_bf16", _returns("130 GiB")).message
     assert "returned nan" in check("weights_70b_bf16", _returns(math.nan)).message

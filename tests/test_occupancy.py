@@ -4,6 +4,7 @@ Programming Guide, and NVIDIA's own calculator (cuda_occupancy.h) on a grid of l
 import glob
 import itertools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -194,6 +195,24 @@ def test_curve_covers_every_warp_multiple():
 def test_bad_input_says_what_to_do(kwargs, message):
     with pytest.raises(ValueError, match=message):
         occupancy(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(threads_per_block=256, registers_per_thread=300),
+        dict(threads_per_block=256, registers_per_thread=32, compute_capability="Hopper"),
+    ],
+)
+def test_the_apis_an_error_names_exist(kwargs):
+    with pytest.raises(ValueError) as error:
+        occupancy(**kwargs)
+    named = re.findall(r"\bgu\.(\w+)\.(\w+)", str(error.value))
+    named += re.findall(r"\bgu\.(device_info)\(\)\.(\w+)", str(error.value))
+    assert named, str(error.value)
+    for module, name in named:
+        owner = gu.device_info() if module == "device_info" else getattr(gu, module)
+        assert hasattr(owner, name), f"{str(error.value)!r} names gu.{module}.{name}"
 
 
 # --- NVIDIA's own calculator, cuda_occupancy.h --------------------------------------------------

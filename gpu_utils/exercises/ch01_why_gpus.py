@@ -1,5 +1,8 @@
 """Exercises of lab 01, why GPUs (chapter 01): model memory, fitting on a GPU, streaming weights
-from HBM, and counting the bytes and FLOPs of the two operations the chapter measures."""
+from HBM, and counting the bytes and FLOPs of the two operations the chapter measures.
+
+Units follow ``gu.specs``: memory capacities are binary (1 GiB = 2**30 bytes; a datasheet's
+"80 GB" of HBM is 80 GiB), rates are decimal (1 TB/s = 1e12 bytes/s)."""
 
 from __future__ import annotations
 
@@ -10,9 +13,8 @@ from ._numeric import NumericAnswer, numeric_exercise
 from ._registry import register
 
 CHAPTER = "01_why_gpus"
-GB = 1e9  # decimal, as datasheets print memory sizes
-
-_GIB_HINT = "you divided by 2**30 (GiB); this lab uses GB = 1e9 bytes, as GPU datasheets do."
+GIB = 2**30  # memory capacities, as gu.specs and the driver count them
+GB = 1e9  # decimal: what a learner gets by dividing by 1e9 instead
 
 
 # --- weights_70b_bf16 -------------------------------------------------------------------------
@@ -24,20 +26,27 @@ register(
         id="weights_70b_bf16",
         chapter=CHAPTER,
         title="Memory for the weights of a 70B-parameter model in bf16",
-        question="How many GB (1 GB = 1e9 bytes) do the weights of a 70e9-parameter model take in bf16?",
+        question=(
+            "How many GiB (1 GiB = 2**30 bytes) do the weights of a 70e9-parameter model take "
+            "in bf16?"
+        ),
         answer=NumericAnswer(
-            expected=_PARAMS_70B * 2 / GB,
-            unit="GB",
+            expected=_PARAMS_70B * 2 / GIB,
+            unit="GiB",
             mistakes={
                 _PARAMS_70B
                 * 16
-                / GB: "bf16 is 16 bits, which is 2 bytes per parameter: you counted bits.",
-                _PARAMS_70B * 4 / GB: "that is fp32 (4 bytes per parameter); bf16 takes 2 bytes.",
-                _PARAMS_70B * 1 / GB: "that is int8 (1 byte per parameter); bf16 takes 2 bytes.",
-                _PARAMS_70B * 2 / 2**30: _GIB_HINT,
-                _PARAMS_70B * 2: "that is in bytes; divide by 1e9 to get GB.",
+                / GIB: "bf16 is 16 bits, which is 2 bytes per parameter: you counted bits.",
+                _PARAMS_70B * 4 / GIB: "that is fp32 (4 bytes per parameter); bf16 takes 2 bytes.",
+                _PARAMS_70B * 1 / GIB: "that is int8 (1 byte per parameter); bf16 takes 2 bytes.",
+                _PARAMS_70B * 2 / GB: (
+                    "that is in decimal GB (1e9 bytes). Memory is counted in GiB (2**30 bytes, "
+                    "7% more): a GPU's '80 GB' is 80 GiB. Divide the bytes by 2**30."
+                ),
+                _PARAMS_70B * 2 / 2**20: "that is in MiB (2**20 bytes); divide the bytes by 2**30.",
+                _PARAMS_70B * 2: "that is in bytes; divide by 2**30 to get GiB.",
             },
-            hint="multiply parameters by bytes per parameter (bf16: 2), then divide by 1e9.",
+            hint="multiply parameters by bytes per parameter (bf16: 2), then divide by 2**30.",
         ),
     )
 )
@@ -58,9 +67,15 @@ def _h100s_answer() -> NumericAnswer:
                 "a GPU comes whole: round the ratio up (math.ceil), since the last GPU holds "
                 "only part of the weights."
             ),
+            weights / (memory / GIB * GB): (
+                "a GPU comes whole: round the ratio up (math.ceil). Also, an H100 holds "
+                f"{memory / GIB:.0f} GiB = {memory / GIB:.0f} x 2**30 bytes, not "
+                f"{memory / GIB:.0f}e9: take gu.specs.get('H100-SXM').hbm_bytes."
+            ),
             math.floor(weights / memory): (
-                f"rounding down leaves weights without a GPU: {weights / GB:.0f} GB do not fit "
-                f"in {math.floor(weights / memory) * memory / GB:.0f} GB. Round up with math.ceil."
+                f"rounding down leaves weights without a GPU: {weights / GIB:.0f} GiB do not fit "
+                f"in {math.floor(weights / memory) * memory / GIB:.0f} GiB. Round up with "
+                "math.ceil."
             ),
             math.ceil(_PARAMS_70B * 4 / memory): (
                 "that is for fp32 weights (4 bytes per parameter); bf16 takes 2."
@@ -68,8 +83,8 @@ def _h100s_answer() -> NumericAnswer:
             _PARAMS_70B * 4 / memory: "that is for fp32 weights, and a GPU comes whole: round up.",
         },
         hint=(
-            "divide the weights' bytes (70e9 x 2) by one H100's memory, "
-            "gu.specs.get('H100-SXM').hbm_bytes, and round up."
+            "divide the weights' bytes (70e9 x 2) by one H100's memory in bytes, "
+            "gu.specs.get('H100-SXM').hbm_bytes (80 GiB = 80 x 2**30), and round up."
         ),
     )
 
