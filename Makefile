@@ -3,6 +3,7 @@
 #   make test   set up everything and run the whole test suite (what CI runs)
 # Every target creates the virtual environment it needs; nothing is installed by hand.
 
+SHELL  := /bin/bash
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -13,7 +14,7 @@ PYTEST_NB := $(BIN)/pytest -p no:cacheprovider -n 2 --dist loadfile --durations=
 	--nbval-current-env --nbval-cell-timeout=600
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: lab test unit notebooks lint format labs labs-check execute doctor lock clean
+.PHONY: lab test test-gpu benchmarks unit notebooks lint format labs labs-check execute doctor lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +56,18 @@ unit: $(DEV_STAMP)
 notebooks: $(DEV_STAMP)
 	$(PYTEST_NB) --nbval --sanitize-with tests/nbval_sanitize.cfg notebooks solutions
 	$(PYTEST_NB) --nbval-lax labs
+
+# On a machine with an NVIDIA GPU: the whole suite in GPU mode, its log kept with the date.
+test-gpu: $(DEV_STAMP)
+	set -o pipefail; GPU_COURSE_MODE=gpu $(MAKE) --no-print-directory unit notebooks 2>&1 \
+		| tee gpu_utils/reference_data/test-gpu-$$(date +%Y-%m-%d).log
+
+# On a machine with an NVIDIA GPU: record the reference measurements the notebooks show on the
+# simulator (gpu_utils/reference_data/*.json: device, date, command, results).
+BENCHMARKS := ch01_cpu_vs_gpu ch03_transfers kernels ch06_tensor_cores ch07_cpu_vs_gpu \
+	ch08_collectives trace_vs_ncu
+benchmarks: $(DEV_STAMP)
+	for b in $(BENCHMARKS); do $(BIN)/python benchmarks/$$b.py || exit 1; done
 
 # Generate labs/ from solutions/ (refuses to overwrite a lab you edited; FORCE=1 backs it up first).
 labs: $(DEV_STAMP)

@@ -228,12 +228,11 @@ class Race:
         if sources:
             at += ": " + " / ".join(f"`{s}`" for s in sources)
         if self.across_blocks:
-            order = (
-                "threads of different blocks are not ordered within a launch: use an atomic "
-                "operation or a second kernel launch"
-            )
+            order = "and threads of different blocks are not ordered within a launch"
         elif self.kind == "read-modify-write":
             order = "without an atomic operation, so one update can overwrite another"
+        elif self.space == "global":
+            order = "and nothing orders the two accesses"
         else:
             order = "with no cuda.syncthreads() between them"
         more = (

@@ -3,10 +3,16 @@
 A discrete GPU reaches the host's memory over PCI Express. The link's bandwidth per direction is
 lanes x transfer rate x encoding efficiency / 8 bits (PCI-SIG, PCI Express Base Specifications:
 3.0 (2010), 4.0 (2017) and 5.0 (2019) run at 8, 16 and 32 GT/s per lane, with 128b/130b
-encoding). An x16 link is then about 16, 32 and 63 GB/s per direction: 50 to 150 times less than
-the GPU's own memory (``gu.specs``). These are link rates; a copy also pays for packet headers and
-set-up, so measured copies reach somewhat less, and copies from ordinary (pageable) host memory
-less again, because the driver first stages them through a pinned buffer.
+encoding). An x16 link is then about 16, 32 and 63 GB/s per direction. Datasheets print another
+figure: "PCIe Gen5: 128 GB/s" on the H100's is both directions added and before encoding, 2 x 16
+lanes x 32 GT/s / 8; :attr:`HostLink.datasheet_figure` computes it.
+
+:data:`HOST_LINKS` pairs each GPU of ``gu.specs`` with the link its datasheet gives (a T4 has PCIe
+3.0, an A100 4.0, an H100 5.0). Each GPU's own memory is then 10 to 120 times faster than its
+host link (:func:`memory_to_link_ratios`; ``tests/test_transfers.py`` checks this sentence against
+the computed ratios). These are link rates; a copy also pays for packet headers and set-up, so
+measured copies reach somewhat less, and copies from ordinary (pageable) host memory less again,
+because the driver first stages them through a pinned buffer.
 
 :func:`estimate` turns those figures into times; :func:`measure` times the copies and a kernel on
 a real GPU (``benchmarks/ch03_transfers.py`` records its results for learners on the simulator).
@@ -23,10 +29,20 @@ import numpy as np
 from numba import cuda  # gpu_utils is imported first (gu.transfers), so the mode is settled
 from numba.cuda.core.errors import NumbaPerformanceWarning
 
-from . import runtime
+from . import runtime, specs
 from .bench import BenchResult, bench
 
-__all__ = ["PCIE", "Estimate", "estimate", "measure", "pcie_bandwidth"]
+__all__ = [
+    "HOST_LINKS",
+    "PCIE",
+    "Estimate",
+    "HostLink",
+    "estimate",
+    "host_link",
+    "measure",
+    "memory_to_link_ratios",
+    "pcie_bandwidth",
+]
 
 #: Transfer rate per lane in GT/s (gigatransfers per second) and the source of each figure.
 PCIE: Mapping[str, tuple[float, str]] = MappingProxyType(
@@ -41,12 +57,86 @@ ENCODING = 128 / 130  # 128b/130b line code, PCIe 3.0 and later (same specificat
 
 def pcie_bandwidth(generation: str, lanes: int = 16) -> float:
     """Link bandwidth per direction in bytes/s: lanes x GT/s x 128/130 / 8."""
+    _check_link(generation, lanes)
+    rate, _ = PCIE[generation]
+    return lanes * rate * 1e9 * ENCODING / 8
+
+
+def _check_link(generation: str, lanes: int) -> None:
     if generation not in PCIE:
         raise ValueError(f"PCIe generation {generation!r}: use one of {', '.join(PCIE)}")
     if lanes not in (1, 2, 4, 8, 16):
         raise ValueError(f"lanes={lanes}: a PCIe link has 1, 2, 4, 8 or 16 lanes")
-    rate, _ = PCIE[generation]
-    return lanes * rate * 1e9 * ENCODING / 8
+
+
+@dataclass(frozen=True)
+class HostLink:
+    """A GPU's link to the host, as its datasheet gives it."""
+
+    generation: str
+    lanes: int
+    source: str
+
+    def __post_init__(self) -> None:
+        _check_link(self.generation, self.lanes)
+
+    @property
+    def bandwidth(self) -> float:
+        """Bytes/s per direction after encoding: what one copy can use at most."""
+        return pcie_bandwidth(self.generation, self.lanes)
+
+    @property
+    def datasheet_figure(self) -> float:
+        """Bytes/s as datasheets print it: both directions added, before encoding."""
+        return 2 * self.lanes * PCIE[self.generation][0] * 1e9 / 8
+
+    @property
+    def label(self) -> str:
+        return f"PCIe {self.generation} x{self.lanes}"
+
+
+_B200_HOST = "NVIDIA GB200 NVL72 / HGX B200 datasheet (2024), HGX B200: 'PCIe Gen5: 128GB/s'"
+
+#: Each GPU of ``gu.specs`` and its host link, with the datasheet line that gives it.
+HOST_LINKS: Mapping[str, HostLink] = MappingProxyType(
+    {
+        "T4": HostLink("3.0", 16, "NVIDIA T4 Tensor Core GPU datasheet (2019): 'x16 PCIe Gen3'"),
+        "L4": HostLink(
+            "4.0", 16, "NVIDIA L4 Tensor Core GPU datasheet (2023): 'PCIe Gen4 x16 64GB/s'"
+        ),
+        "A100-SXM4-80GB": HostLink(
+            "4.0",
+            16,
+            "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 80GB SXM: 'PCIe Gen4: 64GB/s'",
+        ),
+        "H100-SXM": HostLink(
+            "5.0",
+            16,
+            "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 SXM: 'PCIe Gen5: 128GB/s'",
+        ),
+        "H200": HostLink(
+            "5.0",
+            16,
+            "NVIDIA H200 Tensor Core GPU datasheet (2024), H200 SXM: 'PCIe Gen5: 128GB/s'",
+        ),
+        "B200": HostLink("5.0", 16, _B200_HOST),
+    }
+)
+
+
+def host_link(gpu: str) -> HostLink:
+    """The host link of a GPU named as in ``gu.specs`` (e.g. "T4", "H100-SXM")."""
+    if gpu not in HOST_LINKS:
+        raise ValueError(f"no host link recorded for {gpu!r}: use one of {', '.join(HOST_LINKS)}")
+    return HOST_LINKS[gpu]
+
+
+def memory_to_link_ratios() -> dict[str, float]:
+    """How many times faster each GPU reads its own memory than its host link carries data:
+    memory bandwidth (``gu.specs``) / link bandwidth per direction (:data:`HOST_LINKS`)."""
+    return {
+        name: specs.get(name).hbm_bandwidth / link.bandwidth for name, link in HOST_LINKS.items()
+    }
 
 
 @dataclass(frozen=True)

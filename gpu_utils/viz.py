@@ -178,7 +178,7 @@ def _record(py_func, griddim: Dim, blockdim: Dim, args: tuple) -> tuple[dict, st
 
 def _record_in_simulator_process(py_func, griddim: Dim, blockdim: Dim, args: tuple):
     """Run :func:`_record` in a fresh ``python -m gpu_utils.viz`` forced into simulator mode."""
-    from .exercises._isolation import dumps
+    from .pickling import dumps
 
     with tempfile.TemporaryDirectory() as scratch:
         request, answer = Path(scratch, "request.pkl"), Path(scratch, "answer.pkl")

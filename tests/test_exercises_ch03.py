@@ -83,6 +83,13 @@ def test_vector_add_rejects_mistakes_with_their_hint(kernel, hint):
     assert hint in result.message, result.message
 
 
+def test_a_race_from_a_wrong_index_is_fixed_by_the_index_not_an_atomic():
+    message = check("vector_add", vector_add_thread_index_only).message
+    assert "Your kernel has a race: write-write race on out[0]" in message, message
+    fix = message.split("To fix the race:", 1)[1]
+    assert "not an atomic operation" in fix and "`i = cuda.grid(1)`" in fix, message
+
+
 # --- matmul_naive -----------------------------------------------------------------------------
 
 
@@ -195,6 +202,13 @@ def sum_no_guard(x, out):
 
 
 @cuda.jit
+def sum_plain_add(x, out):  # lost updates on a GPU; the simulator's threads may not lose any
+    i = cuda.grid(1)
+    if i < x.size:
+        out[0] += x[i]
+
+
+@cuda.jit
 def sum_first_element(x, out):
     i = cuda.grid(1)
     if i < x.size:
@@ -219,6 +233,13 @@ def test_sum_rejects_mistakes_with_their_hint(kernel, hint):
     result = check("sum_atomic", kernel)
     assert not result.passed
     assert hint in result.message, result.message
+
+
+def test_sum_with_a_plain_add_is_a_race_whose_fix_is_an_atomic():
+    result = check("sum_atomic", sum_plain_add)
+    assert not result.passed
+    assert "read-modify-write race on out[0]" in result.message, result.message
+    assert "Use `cuda.atomic.add(out, 0, value)`" in result.message.split("Hint:", 1)[1]
 
 
 # --- saxpy ------------------------------------------------------------------------------------
@@ -497,6 +518,10 @@ def test_square_grid_stride_with_too_small_a_step_is_caught_by_the_trace():
     assert not result.passed
     assert "your results came out right, but your kernel has a race" in result.message
     assert "write-write race on out[" in result.message, result.message
+    hint = result.message.split("Hint:", 1)[1]
+    assert "two threads wrote out[" in hint, result.message
+    assert "the loop's step must be the whole grid, `cuda.gridsize(1)`" in hint
+    assert "not an atomic operation" in hint and "Use an atomic" not in hint
 
 
 # --- add_bias_2d ------------------------------------------------------------------------------

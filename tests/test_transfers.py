@@ -1,6 +1,8 @@
 """gu.transfers: PCIe figures from the PCI-SIG formula, bandwidth estimates, and the GPU
 measurement's code path (exercised on the simulator; its timings there mean nothing)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -18,11 +20,49 @@ def test_pcie_bandwidth_follows_the_specification_formula():
         assert "PCI-SIG" in source and generation in source
 
 
+def test_every_gpu_is_paired_with_the_link_its_datasheet_gives():
+    assert set(transfers.HOST_LINKS) == set(gu.specs.names())  # a new GPU needs its link here
+    generations = {name: link.generation for name, link in transfers.HOST_LINKS.items()}
+    assert generations == {
+        "T4": "3.0",
+        "L4": "4.0",
+        "A100-SXM4-80GB": "4.0",
+        "H100-SXM": "5.0",
+        "H200": "5.0",
+        "B200": "5.0",
+    }
+    for link in transfers.HOST_LINKS.values():
+        assert link.lanes == 16 and f"Gen{link.generation[0]}" in link.source
+    assert transfers.host_link("T4").label == "PCIe 3.0 x16"
+
+
+def test_datasheet_figures_are_both_directions_before_encoding():
+    h100 = transfers.host_link("H100-SXM")
+    assert h100.datasheet_figure / 1e9 == pytest.approx(128)  # "PCIe Gen5: 128GB/s"
+    assert "128GB/s" in h100.source
+    assert h100.bandwidth / 1e9 == pytest.approx(63.0, abs=0.05)  # one direction, after encoding
+    assert h100.bandwidth == pytest.approx(h100.datasheet_figure / 2 * 128 / 130)
+    assert transfers.host_link("A100-SXM4-80GB").datasheet_figure / 1e9 == pytest.approx(64)
+
+
+def test_the_module_docstring_states_the_computed_ratios():
+    ratios = transfers.memory_to_link_ratios()
+    assert ratios["T4"] == pytest.approx(320e9 / transfers.pcie_bandwidth("3.0"))
+    claim = re.search(r"(\d+) to (\d+) times faster", " ".join(transfers.__doc__.split()))
+    assert claim, "the docstring no longer states the range"
+    stated = (int(claim.group(1)), int(claim.group(2)))
+    assert stated == (round(min(ratios.values()), -1), round(max(ratios.values()), -1))
+
+
 def test_bad_links_get_clear_errors():
     with pytest.raises(ValueError, match=r"use one of 3\.0, 4\.0, 5\.0"):
         transfers.pcie_bandwidth("6")
     with pytest.raises(ValueError, match="lanes"):
         transfers.pcie_bandwidth("4.0", lanes=3)
+    with pytest.raises(ValueError, match="lanes"):
+        transfers.HostLink("4.0", 32, "nowhere")
+    with pytest.raises(ValueError, match="use one of T4, L4"):
+        transfers.host_link("V100")
     with pytest.raises(ValueError, match="positive"):
         transfers.estimate(1, 1, 1, link_bandwidth=0, memory_bandwidth=1)
 

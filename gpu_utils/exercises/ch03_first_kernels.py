@@ -4,9 +4,11 @@ grid-stride loops, 2-D grids, one thread per row, atomics."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 
+from ..trace import Race
 from ._kernels import (
     GUARD_HINT_2D,
     Case,
@@ -14,6 +16,7 @@ from ._kernels import (
     blocks_for,
     kernel_exercise,
     poisoned,
+    race_hint,
     random_inputs,
 )
 from ._registry import register
@@ -28,9 +31,77 @@ _INDEX_HINT = (
 )
 
 
+# --- shared by the exercises ------------------------------------------------------------------
+
+
 def _only_first_block_wrote(mismatch: Mismatch, block: int) -> bool:
     written = ~np.isnan(mismatch.got.ravel())
     return mismatch.got.size > block and written[:block].all() and not written[block:].any()
+
+
+def _same(got: np.ndarray, candidate: np.ndarray, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
+    """True when every element of ``got`` equals ``candidate`` (NaN never matches)."""
+    return bool(np.allclose(got, candidate, rtol=rtol, atol=atol, equal_nan=False))
+
+
+def _failing_thread(error: str, threads_per_block: int) -> int | None:
+    """The global 1-D index of the thread named in an explained IndexError, if there is one."""
+    match = re.search(r"thread \((\d+), \d+, \d+\) of block \((\d+), \d+, \d+\)", error)
+    if not match:
+        return None
+    return int(match.group(2)) * threads_per_block + int(match.group(1))
+
+
+def _out_of_bounds(error: str) -> tuple[int, int, int] | None:
+    """(index, axis, size) from an explained IndexError."""
+    match = re.search(
+        r"used index (-?\d+) on axis (\d+) of an array whose size there is (\d+)", error
+    )
+    return tuple(int(g) for g in match.groups()) if match else None
+
+
+def _one_d_hint(mismatch: Mismatch, fallback: str) -> str:
+    """Hints for the indexing mistakes every 1-D, one-thread-per-element kernel can make."""
+    if _only_first_block_wrote(mismatch, THREADS_1D):
+        return "only the first block's elements were written: " + _INDEX_HINT
+    if mismatch.unwritten.any() and mismatch.unwritten[-1] and mismatch.unwritten.sum() == 1:
+        return (
+            "only the last element is missing: the guard is one short. Use `if i < out.size:` "
+            "(not `i < out.size - 1`)."
+        )
+    if mismatch.unwritten.any():
+        return "every element needs exactly one thread that writes it: " + _INDEX_HINT
+    return fallback
+
+
+def _reached_with_swapped_indices(case: Case) -> np.ndarray:
+    """The elements a 2-D kernel with `row, col = cuda.grid(2)` (x and y swapped) reaches."""
+    m, n = case.expected[0].shape
+    gx, gy = case.griddim
+    return (np.arange(m)[:, None] < gx * BLOCK_2D[0]) & (np.arange(n)[None, :] < gy * BLOCK_2D[1])
+
+
+def _one_writer_per_element(fix: str) -> Callable[[Race], str]:
+    """A race hint for kernels in which each output element has exactly one writer: when two
+    threads write one element the fix is the index (``fix``), not an atomic operation."""
+
+    def hint(race: Race) -> str:
+        if race.kind == "read-write":
+            return race_hint(race)
+        return (
+            f"two threads wrote {race.element}; each element must be written by exactly one "
+            f"thread, so the fix is the index, not an atomic operation: {fix}"
+        )
+
+    return hint
+
+
+_ONE_WRITER_1D = _one_writer_per_element(
+    "thread `i = cuda.grid(1)` writes out[i] and nothing else."
+)
+_ONE_WRITER_2D = _one_writer_per_element(
+    "thread `col, row = cuda.grid(2)` writes out[row, col] and nothing else."
+)
 
 
 # --- vector_add -------------------------------------------------------------------------------
@@ -55,25 +126,15 @@ def _vector_add_cases(rng: np.random.Generator) -> list[Case]:
 
 def _vector_add_hint(case: Case, mismatch: Mismatch) -> str:
     a, b = case.inputs
-    got = mismatch.got
     for formula, wrong, hint in (
         ("a - b", a - b, "add the two inputs: out[i] = a[i] + b[i]."),
         ("a * b", a * b, "add the two inputs: out[i] = a[i] + b[i]."),
         ("a + a", a + a, "you used `a` twice: the second operand is b[i]."),
         ("b + b", b + b, "you used `b` twice: the first operand is a[i]."),
     ):
-        if np.allclose(got, wrong, equal_nan=False):
+        if _same(mismatch.got, wrong):
             return f"your output equals {formula}; {hint}"
-    if _only_first_block_wrote(mismatch, THREADS_1D):
-        return "only the first block's elements were written: " + _INDEX_HINT
-    if mismatch.unwritten.any() and mismatch.unwritten[-1] and mismatch.unwritten.sum() == 1:
-        return (
-            "only the last element is missing: the guard is one short. Use `if i < out.size:` "
-            "(not `i < out.size - 1`)."
-        )
-    if mismatch.unwritten.any():
-        return "every element needs exactly one thread that writes it: " + _INDEX_HINT
-    return "each thread i should compute out[i] = a[i] + b[i] for its own i."
+    return _one_d_hint(mismatch, "each thread i should compute out[i] = a[i] + b[i] for its own i.")
 
 
 register(
@@ -86,6 +147,7 @@ register(
         output_names=("out",),
         cases=_vector_add_cases,
         hint=_vector_add_hint,
+        race_hint=_ONE_WRITER_1D,
     )
 )
 
@@ -114,15 +176,6 @@ def _matmul_cases(rng: np.random.Generator) -> list[Case]:
     return cases
 
 
-def _written_by_swapped_indices(case: Case) -> np.ndarray:
-    """Which elements a kernel with `row, col = cuda.grid(2)` (x and y swapped) writes."""
-    m, n = case.expected[0].shape
-    gx, gy = case.griddim
-    rows = np.arange(m)[:, None] < gx * BLOCK_2D[0]
-    cols = np.arange(n)[None, :] < gy * BLOCK_2D[1]
-    return rows & cols
-
-
 def _matmul_hint(case: Case, mismatch: Mismatch) -> str:
     a, b = case.inputs
     got, expected = mismatch.got, mismatch.expected
@@ -135,7 +188,7 @@ def _matmul_hint(case: Case, mismatch: Mismatch) -> str:
             "(`acc = 0.0`), then write `out[row, col] = acc` once."
         )
     written = ~np.isnan(got)
-    swapped = _written_by_swapped_indices(case)
+    swapped = _reached_with_swapped_indices(case)
     if (written == swapped).all() and np.allclose(
         got[written], expected[written], rtol=1e-4, atol=case.atol
     ):
@@ -188,6 +241,7 @@ register(
         hint=_matmul_hint,
         guard_hint=GUARD_HINT_2D,
         error_hint=_matmul_error_hint,
+        race_hint=_ONE_WRITER_2D,
     )
 )
 
@@ -235,6 +289,22 @@ def _sum_hint(case: Case, mismatch: Mismatch) -> str:
     )
 
 
+def _sum_race_hint(race: Race) -> str:
+    """Here, unlike in the other exercises, many threads must update one element: an atomic."""
+    atomic = (
+        "Use `cuda.atomic.add(out, 0, value)` (e.g. `cuda.atomic.add(out, 0, x[i])`), which "
+        "reads, adds and writes as one step."
+    )
+    if race.kind == "write-write":
+        return f"every thread writes {race.element}, so each overwrites the others. " + atomic
+    if race.kind == "read-modify-write":
+        return (
+            f"`{race.element} += ...` is a read, an add and a write, and other threads can "
+            "write in between, so updates are lost. " + atomic
+        )
+    return race_hint(race)
+
+
 register(
     kernel_exercise(
         id="sum_atomic",
@@ -249,46 +319,9 @@ register(
         cases=_sum_cases,
         hint=_sum_hint,
         guard_hint="guard the work with `if i < x.size:` so threads past the end do nothing.",
+        race_hint=_sum_race_hint,
     )
 )
-
-
-# --- shared by the exercises below ------------------------------------------------------------
-
-
-def _same(got: np.ndarray, candidate: np.ndarray, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
-    """True when every element of ``got`` equals ``candidate`` (NaN never matches)."""
-    return bool(np.allclose(got, candidate, rtol=rtol, atol=atol, equal_nan=False))
-
-
-def _failing_thread(error: str, threads_per_block: int) -> int | None:
-    """The global 1-D index of the thread named in an explained IndexError, if there is one."""
-    match = re.search(r"thread \((\d+), \d+, \d+\) of block \((\d+), \d+, \d+\)", error)
-    if not match:
-        return None
-    return int(match.group(2)) * threads_per_block + int(match.group(1))
-
-
-def _out_of_bounds(error: str) -> tuple[int, int, int] | None:
-    """(index, axis, size) from an explained IndexError."""
-    match = re.search(
-        r"used index (-?\d+) on axis (\d+) of an array whose size there is (\d+)", error
-    )
-    return tuple(int(g) for g in match.groups()) if match else None
-
-
-def _one_d_hint(mismatch: Mismatch, fallback: str) -> str:
-    """Hints for the indexing mistakes every 1-D, one-thread-per-element kernel can make."""
-    if _only_first_block_wrote(mismatch, THREADS_1D):
-        return "only the first block's elements were written: " + _INDEX_HINT
-    if mismatch.unwritten.any() and mismatch.unwritten[-1] and mismatch.unwritten.sum() == 1:
-        return (
-            "only the last element is missing: the guard is one short. Use `if i < out.size:` "
-            "(not `i < out.size - 1`)."
-        )
-    if mismatch.unwritten.any():
-        return "every element needs exactly one thread that writes it: " + _INDEX_HINT
-    return fallback
 
 
 # --- saxpy ------------------------------------------------------------------------------------
@@ -341,6 +374,7 @@ register(
         output_names=("out",),
         cases=_saxpy_cases,
         hint=_saxpy_hint,
+        race_hint=_ONE_WRITER_1D,
     )
 )
 
@@ -414,6 +448,7 @@ register(
         output_names=("out",),
         cases=_clamp_cases,
         hint=_clamp_hint,
+        race_hint=_ONE_WRITER_1D,
     )
 )
 
@@ -508,6 +543,7 @@ register(
         cases=_stencil_cases,
         hint=_stencil_hint,
         error_hint=_stencil_error_hint,
+        race_hint=_ONE_WRITER_1D,
     )
 )
 
@@ -569,6 +605,13 @@ def _square_hint(case: Case, mismatch: Mismatch) -> str:
     return "each element i gets out[i] = x[i] * x[i]."
 
 
+_square_race_hint = _one_writer_per_element(
+    f"the loop's step must be the whole grid, `cuda.gridsize(1)` ({STRIDE_THREADS} threads here), "
+    "so that thread t handles elements t, t + 128, t + 256, ... A smaller step such as "
+    "cuda.blockDim.x makes every block redo elements that other blocks handle."
+)
+
+
 register(
     kernel_exercise(
         id="square_grid_stride",
@@ -587,6 +630,7 @@ register(
         cases=_square_cases,
         hint=_square_hint,
         guard_hint="loop only while i < x.size: `for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):`.",
+        race_hint=_square_race_hint,
     )
 )
 
@@ -612,19 +656,14 @@ def _bias_cases(rng: np.random.Generator) -> list[Case]:
     return cases
 
 
-def _swapped_coverage(case: Case) -> np.ndarray:
-    """The elements a kernel with `row, col = cuda.grid(2)` (x and y swapped) reaches."""
-    m, n = case.expected[0].shape
-    gx, gy = case.griddim
-    return (np.arange(m)[:, None] < gx * BLOCK_2D[0]) & (np.arange(n)[None, :] < gy * BLOCK_2D[1])
-
-
 def _bias_hint(case: Case, mismatch: Mismatch) -> str:
     x, bias = case.inputs
     got, expected = mismatch.got, mismatch.expected
     m, n = x.shape
     written = ~np.isnan(got)
-    if (written == _swapped_coverage(case)).all() and _same(got[written], expected[written]):
+    if (written == _reached_with_swapped_indices(case)).all() and _same(
+        got[written], expected[written]
+    ):
         return (
             "x runs over columns and y over rows, so write `col, row = cuda.grid(2)`; with row "
             "and col swapped the grid misses part of a non-square matrix."
@@ -667,6 +706,7 @@ register(
         hint=_bias_hint,
         guard_hint=GUARD_HINT_2D,
         error_hint=_bias_error_hint,
+        race_hint=_ONE_WRITER_2D,
     )
 )
 
@@ -728,6 +768,11 @@ def _row_sums_error_hint(case: Case, error: str) -> str:
     return "guard the work with `if row < x.shape[0]:` so threads past the last row do nothing."
 
 
+_row_sums_race_hint = _one_writer_per_element(
+    "thread `row = cuda.grid(1)` writes out[row] and nothing else."
+)
+
+
 register(
     kernel_exercise(
         id="row_sums",
@@ -742,5 +787,6 @@ register(
         cases=_row_sums_cases,
         hint=_row_sums_hint,
         error_hint=_row_sums_error_hint,
+        race_hint=_row_sums_race_hint,
     )
 )
