@@ -23,6 +23,9 @@ $(BIN)/python:
 $(COURSE_STAMP): requirements/course.txt pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements/course.txt
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	mkdir -p $(VENV)/share/jupyter/lab/settings  # no "Jupyter news" pop-up over the course
+	echo '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}' \
+		> $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $@
 
 # Test tools. nbgrader is used only to strip solutions; its JupyterLab panels are switched off.
@@ -33,7 +36,8 @@ $(DEV_STAMP): requirements/dev.txt $(COURSE_STAMP)
 	touch $@
 
 lab: $(COURSE_STAMP)
-	$(BIN)/jupyter lab --ip=127.0.0.1 --port=$(PORT) $(ROOT_FLAG) notebooks/00_start_here.ipynb
+	$(BIN)/jupyter lab --ip=127.0.0.1 --port=$(PORT) $(ROOT_FLAG) --ServerApp.root_dir="$(CURDIR)" \
+		notebooks/00_start_here.ipynb
 
 doctor: $(COURSE_STAMP)
 	$(BIN)/python -m gpu_utils doctor
@@ -54,7 +58,7 @@ unit: $(DEV_STAMP)
 
 # Tier 3: notebooks and solutions strictly against their stored outputs; labs must run (lax).
 notebooks: $(DEV_STAMP)
-	$(PYTEST_NB) --nbval --sanitize-with tests/nbval_sanitize.cfg notebooks solutions
+	$(PYTEST_NB) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks solutions
 	$(PYTEST_NB) --nbval-lax labs
 
 # On a machine with an NVIDIA GPU: the whole suite in GPU mode, its log kept with the date.
