@@ -3,22 +3,17 @@ mistakes fail with their own hint; a stub is 'not attempted yet'."""
 
 import math
 
-import pytest
-
 import gpu_utils as gu
+from answer_tables import answer_table_tests, returns
 
 check = gu.exercises.check
 
 
-def _returns(value):
-    return lambda: value
-
-
 # Each exercise: correct answers (computed differently from the solutions), then known mistakes.
 CORRECT = {
-    "weights_70b_bf16": [_returns(130.4), lambda: 70e9 * 2 / 1024**3, _returns(131)],
+    "weights_70b_bf16": [returns(130.4), lambda: 70e9 * 2 / 1024**3, returns(131)],
     "h100s_for_70b_bf16": [
-        _returns(2),
+        returns(2),
         lambda: -(-70e9 * 2 // gu.specs.get("H100-SXM").hbm_bytes),  # ceiling division
     ],
     "stream_7b_bf16_h100_ms": [
@@ -26,7 +21,7 @@ CORRECT = {
         lambda: 7e9 * 16 / 8 / gu.specs.get("H100-SXM").hbm_bandwidth * 1000,
     ],
     "matmul_flops_4096": [lambda: 2 * 4096**3, lambda: 4096 * 4096 * (2 * 4096)],
-    "add_bytes_1e8": [_returns(1.2e9), lambda: (2 + 1) * 4 * 10**8],
+    "add_bytes_1e8": [returns(1.2e9), lambda: (2 + 1) * 4 * 10**8],
 }
 
 MISTAKES = {
@@ -70,40 +65,14 @@ MISTAKES = {
 }
 
 
-def test_every_exercise_of_the_chapter_is_tested():
-    assert set(gu.exercises.ids("01_why_gpus")) == set(CORRECT) == set(MISTAKES)
-
-
-@pytest.mark.parametrize(
-    "exercise_id, answer",
-    [(e, a) for e, answers in CORRECT.items() for a in answers],
-)
-def test_correct_answers_pass(exercise_id, answer):
-    result = check(exercise_id, answer)
-    assert result.passed, result.message
-    assert "passed" in result.message
-
-
-@pytest.mark.parametrize(
-    "exercise_id, value, hint",
-    [(e, v, h) for e, mistakes in MISTAKES.items() for v, h in mistakes],
-)
-def test_mistakes_fail_with_their_hint(exercise_id, value, hint):
-    result = check(exercise_id, _returns(value))
-    assert not result.passed
-    assert hint in result.message, result.message
-
-
-@pytest.mark.parametrize("exercise_id", list(CORRECT))
-def test_a_stub_is_not_attempted_yet(exercise_id):
-    def stub():
-        raise NotImplementedError()
-
-    result = check(exercise_id, stub)
-    assert not result.passed and not result.attempted
-    assert "not attempted yet" in result.message
+(
+    test_every_exercise_of_the_chapter_is_tested,
+    test_correct_answers_pass,
+    test_mistakes_fail_with_their_hint,
+    test_a_stub_is_not_attempted_yet,
+) = answer_table_tests("01_why_gpus", CORRECT, MISTAKES)
 
 
 def test_answers_need_to_be_numbers():
-    assert "not a number" in check("weights_70b_bf16", _returns("130 GiB")).message
-    assert "returned nan" in check("weights_70b_bf16", _returns(math.nan)).message
+    assert "not a number" in check("weights_70b_bf16", returns("130 GiB")).message
+    assert "returned nan" in check("weights_70b_bf16", returns(math.nan)).message

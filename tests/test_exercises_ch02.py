@@ -4,27 +4,24 @@ mistakes fail with their own hint; a stub is 'not attempted yet'."""
 import pytest
 
 import gpu_utils as gu
+from answer_tables import answer_table_tests, returns
 from gpu_utils.exercises.ch02_gpu_architecture import A100_DEVICE_QUERY
 
 check = gu.exercises.check
 
 
-def _returns(value):
-    return lambda: value
-
-
 CORRECT = {
     "occupancy_h100_256x64": [
-        _returns(0.5),
+        returns(0.5),
         lambda: (16384 // (64 * 32) * 4 // 8) * 8 / 64,  # warps per sub-partition x 4, in blocks
     ],
     "occupancy_a100_41kb": [
-        _returns(0.1875),
+        returns(0.1875),
         lambda: (164 // (41 + 1)) * (128 // 32) / 64,
     ],
-    "limiter_32_threads": [_returns("blocks"), _returns("Blocks per SM"), _returns(" block ")],
+    "limiter_32_threads": [returns("blocks"), returns("Blocks per SM"), returns(" block ")],
     "device_query_bandwidth": [
-        _returns(2039),
+        returns(2039),
         lambda: 1593e6 * 2 * 5120 / 8 / 1e9,
         lambda: (
             A100_DEVICE_QUERY["memory_clock_rate_khz"]
@@ -35,7 +32,7 @@ CORRECT = {
         ),
     ],
     "device_query_resident_threads": [
-        _returns(221_184),
+        returns(221_184),
         lambda: A100_DEVICE_QUERY["multiprocessor_count"] * 64 * 32,  # 64 warps of 32 per SM
     ],
 }
@@ -79,38 +76,12 @@ MISTAKES = {
 }
 
 
-def test_every_exercise_of_the_chapter_is_tested():
-    assert set(gu.exercises.ids("02_gpu_architecture")) == set(CORRECT) == set(MISTAKES)
-
-
-@pytest.mark.parametrize(
-    "exercise_id, answer",
-    [(e, a) for e, answers in CORRECT.items() for a in answers],
-)
-def test_correct_answers_pass(exercise_id, answer):
-    result = check(exercise_id, answer)
-    assert result.passed, result.message
-    assert "passed" in result.message
-
-
-@pytest.mark.parametrize(
-    "exercise_id, value, hint",
-    [(e, v, h) for e, mistakes in MISTAKES.items() for v, h in mistakes],
-)
-def test_mistakes_fail_with_their_hint(exercise_id, value, hint):
-    result = check(exercise_id, _returns(value))
-    assert not result.passed
-    assert hint in result.message, result.message
-
-
-@pytest.mark.parametrize("exercise_id", list(CORRECT))
-def test_a_stub_is_not_attempted_yet(exercise_id):
-    def stub():
-        raise NotImplementedError()
-
-    result = check(exercise_id, stub)
-    assert not result.passed and not result.attempted
-    assert "not attempted yet" in result.message
+(
+    test_every_exercise_of_the_chapter_is_tested,
+    test_correct_answers_pass,
+    test_mistakes_fail_with_their_hint,
+    test_a_stub_is_not_attempted_yet,
+) = answer_table_tests("02_gpu_architecture", CORRECT, MISTAKES)
 
 
 def test_limiter_answers_that_raise_or_are_not_functions_get_a_hint():
