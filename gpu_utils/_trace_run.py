@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import linecache
+import os
 import re
 import sys
 import threading
@@ -224,6 +225,7 @@ class TraceThread(threading.Thread):
         self.occurrences: dict = {}
         self.epoch = 0  # syncthreads passed
         self.wepoch = 0  # syncthreads and syncwarps passed
+        self.barrier_sites: list[tuple] = []  # (code, line) of each syncthreads reached, in order
         self.fences = 0
         self.atomics = 0
         self.atomic_site = None
@@ -269,6 +271,7 @@ class TraceThread(threading.Thread):
     # --- what the fake cuda module calls ----------------------------------------------------
 
     def syncthreads(self) -> None:
+        self.barrier_sites.append(_kernel_site(sys._getframe(1)))
         if self.abort:
             raise RuntimeError("stopped because another thread raised an exception")
         self._manager.barrier.wait(self)
@@ -294,6 +297,19 @@ class TraceThread(threading.Thread):
 
     def on_syncwarp(self) -> None:
         self.wepoch += 1
+
+
+def _kernel_site(frame) -> tuple:
+    """(code, line) of the first frame outside this engine and numba: the kernel's call site."""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name != __file__ and _SIMULATOR_DIR not in name:
+            return frame.f_code, frame.f_lineno
+        frame = frame.f_back
+    return None, 0
+
+
+_SIMULATOR_DIR = os.path.join("numba", "cuda", "simulator")
 
 
 class BlockRun:
@@ -544,11 +560,16 @@ def run(
 
     Returns the kernel's Python function and the normalised grid and block dimensions.
     """
+    warp.install()  # also warns when numba-cuda is not the tested release
     from numba.cuda.errors import normalize_kernel_dimensions
     from numba.cuda.simulator import kernel as simulator
-    from numba.cuda.simulator.kernelapi import swapped_cuda_module
+    from numba.cuda.simulator import kernelapi
 
-    warp.install()
+    warp.require_simulator_internals(simulator, "_push_kernel_context", "FakeCUDAKernel")
+    warp.require_simulator_internals(
+        kernelapi, "swapped_cuda_module", "FakeCUDAModule", "FakeCUDAAtomic", "Dim3"
+    )
+    swapped_cuda_module = kernelapi.swapped_cuda_module
     function = python_function(kernel)
     grid_dim, block_dim = normalize_kernel_dimensions(griddim, blockdim)
     code = function.__code__

@@ -10,6 +10,7 @@ Usage::
     report.shared_bank_conflicts                 # extra shared-memory wavefronts
     report.divergent_branches                    # warps whose threads took different paths
     report.races                                 # tuple of Race; print(race) says it in words
+    report.divergent_barriers                    # lines of syncthreads only some threads reach
     report.lines                                 # LineStats per source line
 
 ``analyze`` runs the kernel on Numba's CUDA simulator in either mode (NumPy arguments are updated
@@ -34,6 +35,13 @@ source line for the same time (each thread's n-th access from that line). Defini
   ``syncthreads`` (or, within a warp, ``syncwarp``) separates them. Threads of different blocks
   are never ordered within a launch, except the pattern "write, ``threadfence``, then an atomic in
   the reading thread" (the CUDA samples' threadFenceReduction).
+* divergent barriers: source lines of ``cuda.syncthreads()`` (or ``syncthreads_count/and/or``)
+  that the threads of a block reach a different number of times, among the threads that reach any
+  barrier at all (a thread that exits before the block's first barrier is left out). The CUDA C++
+  Programming Guide ("Synchronization Functions") allows ``__syncthreads()`` in conditional code
+  only if the condition evaluates identically across the entire thread block; otherwise the kernel
+  may hang or compute wrong results. The race check alone misses such a barrier, because the
+  simulated barrier releases once every thread still running has arrived.
 """
 
 from __future__ import annotations
@@ -264,6 +272,7 @@ class TraceReport:
     races: tuple[Race, ...]
     lines: tuple[LineStats, ...]
     arrays: dict[str, ArrayStats] = field(repr=False)
+    divergent_barriers: tuple[int, ...] = ()
 
     @property
     def threads(self) -> int:
@@ -432,6 +441,7 @@ class _Analysis:
             tuple, list
         ] = {}  # global address -> [store, load, atomic] of earlier blocks
         self.divergent_warps = 0
+        self.barrier_lines: set[int] = set()  # syncthreads lines only some threads reach
 
     # requests -------------------------------------------------------------------------------
     def on_block(self, block_index, threads) -> None:
@@ -455,6 +465,7 @@ class _Analysis:
             self.arrays[root][4] += 1
         self._races_within_block(block_index, by_address)
         self._races_across_blocks(block_index, by_address)
+        self._divergent_barriers(threads)
         if self.divergence:
             self._divergence(threads)
 
@@ -477,6 +488,15 @@ class _Analysis:
             else:
                 accumulator.ss += stats
                 array[3] += stats
+
+    def _divergent_barriers(self, threads) -> None:
+        """Barrier lines reached a different number of times by the threads that reach any."""
+        counts = [Counter(t.barrier_sites) for t in threads if getattr(t, "barrier_sites", None)]
+        if len(counts) < 2:
+            return
+        for site in set().union(*counts):
+            if len({count[site] for count in counts}) > 1:
+                self.barrier_lines.add(site[1])
 
     # races ----------------------------------------------------------------------------------
     def _races_within_block(self, block_index, by_address) -> None:
@@ -629,6 +649,7 @@ class _Analysis:
             races=tuple(races),
             lines=tuple(lines),
             arrays=arrays,
+            divergent_barriers=tuple(sorted(self.barrier_lines)),
         )
 
     def _race(self, kind, space, root_index, offset, pair, blocks, count) -> Race:

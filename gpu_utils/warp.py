@@ -22,15 +22,19 @@ Usage: nothing to call in a notebook. After ``import gpu_utils`` in simulator mo
 numba's simulator is first imported, so importing gpu_utils stays cheap.
 
 Semantics follow the PTX ISA (``shfl.sync``, ``vote.sync``, ``match.sync``, ``bar.warp.sync``):
-a warp is 32 consecutive linear thread ids of a block; every lane named in ``mask`` must execute
-the same intrinsic with the same mask. The simulator runs each CUDA thread as a Python thread, so
-each call is a rendezvous of the lanes in ``mask``. Where the GPU would hang or be undefined, the
-simulator raises a clear error instead: a mask that names a lane that has exited, that is waiting
-at ``syncthreads``, that lies past the end of the block, or that never arrives because the lanes
-disagree on the mask. Reading a lane outside ``mask`` is undefined on a GPU; the simulator then
-returns the caller's own value. Numba's intrinsics have no ``width`` argument (CUDA C++'s
-``__shfl_*_sync`` do): :func:`shuffle_source_lane` implements the PTX rule with a width, which the
-intrinsics use with width 32.
+a warp is 32 consecutive linear thread ids of a block; every lane named in ``mask`` that has not
+exited must execute the same intrinsic with the same mask. The simulator runs each CUDA thread as a
+Python thread, so each call is a rendezvous of the lanes in ``mask``. Lanes that have exited the
+kernel take no part, as on a GPU: shuffles, votes and matches wait only for the non-exited lanes
+(an exited lane votes nothing), so ``if i >= n: return`` before ``cuda.ballot_sync(0xFFFFFFFF, p)``
+is correct. ``syncwarp`` (``bar.warp.sync``) is the exception: it needs every lane in ``mask``.
+Where the GPU would hang or be undefined, the simulator raises a clear error instead: a shuffle
+that reads the value of an exited lane (undefined), a ``syncwarp`` whose mask names an exited lane,
+a mask that names a lane waiting at ``syncthreads`` or one past the end of the block, or lanes that
+never meet because they disagree on the mask. Reading a lane outside ``mask`` is undefined on a
+GPU; the simulator then returns the caller's own value. Numba's intrinsics have no ``width``
+argument (CUDA C++'s ``__shfl_*_sync`` do): :func:`shuffle_source_lane` implements the PTX rule
+with a width, which the intrinsics use with width 32.
 """
 
 from __future__ import annotations
@@ -273,13 +277,14 @@ def _stuck(name: str, rnd: _Round, warp: _Warp) -> tuple[str | None, bool]:
     if "failed" in states.values():
         raise LaunchStopped()  # another lane raised: its error is the one to report
     for lane, state in states.items():
-        if state == "exited":
+        if state == "exited" and name == "syncwarp":
             return (
-                f"cuda.{name} with mask {rnd.mask:#010x}: lane {lane} of warp {warp.index} "
-                "finished the kernel without calling it, so the others would wait forever (a hang "
-                "on a GPU). Threads that skip the work (`if i < n:`) must not be in the mask: "
-                "compute it with cuda.ballot_sync(0xFFFFFFFF, i < n) before the branch, or keep "
-                "every lane in the loop."
+                f"cuda.syncwarp with mask {rnd.mask:#010x}: lane {lane} of warp {warp.index} "
+                "finished the kernel without calling it. syncwarp (bar.warp.sync) needs every "
+                "lane in its mask, exited or not, so the others would wait forever (a hang on a "
+                "GPU). Leave exited lanes out of the mask (cuda.activemask() or "
+                "cuda.ballot_sync(0xFFFFFFFF, i < n) before they exit), or keep every lane in the "
+                "loop."
             ), True
         if state == "syncthreads":
             return (
@@ -287,7 +292,9 @@ def _stuck(name: str, rnd: _Round, warp: _Warp) -> tuple[str | None, bool]:
                 "waiting at cuda.syncthreads() instead, so neither can go on (a hang on a GPU). "
                 "Every lane in the mask must reach the same warp intrinsic."
             ), True
-    if missing and all(state == "waiting" for state in states.values()):
+    if name != "syncwarp":  # exited lanes take no part in shuffles, votes and matches
+        missing = [lane for lane in missing if states[lane] != "exited"]
+    if missing and all(states[lane] == "waiting" for lane in missing):
         other = warp.waiting[missing[0]]
         return (
             f"cuda.{name} with mask {rnd.mask:#010x}: lane {missing[0]} of warp {warp.index} is "
@@ -295,6 +302,15 @@ def _stuck(name: str, rnd: _Round, warp: _Warp) -> tuple[str | None, bool]:
             "which lanes take part, so none can go on (a hang on a GPU)."
         ), False
     return None, False
+
+
+def _arrived(name: str, rnd: _Round, warp: _Warp) -> bool:
+    """Whether every lane ``rnd`` waits for is there: all of ``mask`` for syncwarp, the lanes of
+    ``mask`` that have not exited for the other intrinsics (PTX ISA, shfl.sync/vote.sync/match.sync)."""
+    missing = [lane for lane in _bits(rnd.mask) if lane not in rnd.values]
+    if name == "syncwarp":
+        return not missing
+    return all(warp.where(lane) == "exited" for lane in missing)
 
 
 def _wait(name: str, rnd: _Round, thread, lane: int, warp: _Warp, ready=None) -> None:
@@ -314,6 +330,9 @@ def _wait(name: str, rnd: _Round, thread, lane: int, warp: _Warp, ready=None) ->
             raise LaunchStopped()
         if ready is not None:
             continue
+        if _arrived(name, rnd, warp):
+            warp.finish(rnd)
+            return
         try:
             problem, certain = _stuck(name, rnd, warp)
         except LaunchStopped:
@@ -343,7 +362,7 @@ def _collective(name: str, mask, value) -> _Round:
             rnd = warp.rounds[key] = _Round(op, mask)
         rnd.values[lane] = value
         warp.waiting[lane] = rnd
-        if len(rnd.values) == bin(mask).count("1"):
+        if _arrived(name, rnd, warp):
             warp.finish(rnd)
         else:
             _wait(name, rnd, thread, lane, warp)
@@ -354,9 +373,15 @@ def _shuffle(name: str, mode: str, mask, value, operand):
     rnd = _collective(name, mask, value)
     lane = threading.current_thread().thread_id % WARP_SIZE
     source = shuffle_source_lane(mode, lane, operand)
-    if source not in rnd.values:  # outside the mask: undefined on a GPU, own value here
-        return value
-    return rnd.values[source]
+    if source in rnd.values:
+        return rnd.values[source]
+    if rnd.mask >> source & 1:  # in the mask but absent: the source lane has exited
+        raise WarpError(
+            f"cuda.{name}: lane {lane} reads the value of lane {source}, which has exited the "
+            "kernel; the value is undefined on a GPU. Keep the lanes whose values are read "
+            "running until the shuffle (exit after it), or read only lanes that are still running."
+        )
+    return value  # outside the mask: undefined on a GPU, own value here
 
 
 def _int32(bits: int):
@@ -412,7 +437,7 @@ def match_any_sync(self, mask, value):
 def match_all_sync(self, mask, value):
     rnd = _collective("match_all_sync", mask, value)
     same = all(other == value for other in rnd.values.values())
-    return _int32(rnd.mask if same else 0), same
+    return _int32(rnd.result_mask if same else 0), same
 
 
 def syncwarp(self, mask=FULL_MASK):
@@ -509,6 +534,48 @@ INTRINSICS = {
 _install_lock = threading.Lock()
 _installed = False
 _SIMULATOR_KERNEL = "numba.cuda.simulator.kernel"
+TESTED_NUMBA_CUDA = "0.30"  # the simulator internals used here were tested with numba-cuda 0.30.x
+PIN_ADVICE = (
+    f"The course pins numba-cuda {TESTED_NUMBA_CUDA}.x (requirements/course.txt): `make lab` "
+    "reinstalls the pinned versions."
+)
+_version_checked = False
+
+
+def check_numba_cuda_version() -> None:
+    """Warn once when numba-cuda is not the tested release: this module and ``gu.trace`` patch
+    private parts of its simulator (``kernel.BlockThread``, ``kernelapi.FakeCUDAModule``,
+    ``swapped_cuda_module``), which may change between releases."""
+    global _version_checked
+    if _version_checked:
+        return
+    _version_checked = True
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed_version = version("numba-cuda")
+    except PackageNotFoundError:
+        installed_version = "not installed"
+    if installed_version.split(".")[:2] != TESTED_NUMBA_CUDA.split("."):
+        import warnings
+
+        warnings.warn(
+            f"numba-cuda {installed_version} is installed, but gpu_utils' simulator intrinsics and "
+            f"trace were tested with numba-cuda {TESTED_NUMBA_CUDA}.x; they use private parts of "
+            f"its simulator and may misbehave. {PIN_ADVICE}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def require_simulator_internals(module, *names: str) -> None:
+    """Raise a clear error when a private part of numba's simulator this code needs is missing."""
+    missing = [name for name in names if not hasattr(module, name)]
+    if missing:
+        raise ImportError(
+            f"{module.__name__} has no {', '.join(missing)}: this numba-cuda release changed the "
+            f"simulator internals gpu_utils uses (warp intrinsics, gu.trace). {PIN_ADVICE}"
+        )
 
 
 def installed() -> bool:
@@ -522,7 +589,11 @@ def install() -> bool:
     with _install_lock:
         if _installed:
             return True
+        check_numba_cuda_version()
         from numba.cuda.simulator import kernel, kernelapi
+
+        require_simulator_internals(kernel, "BlockThread")
+        require_simulator_internals(kernelapi, "FakeCUDAModule")
 
         for name, function in INTRINSICS.items():
             setattr(kernelapi.FakeCUDAModule, name, function)

@@ -456,7 +456,7 @@ def test_stencil_accepts_correct_kernels(kernel):
         (stencil_global_only, "you read each x from global memory about three times"),
         (stencil_no_syncthreads, "put cuda.syncthreads() between the writes to shared memory"),
         (stencil_no_halo, "wrong only next to block edges"),
-        (stencil_wraps_around, "x[-1] wraps around in Python"),
+        (stencil_wraps_around, "in Numba on a GPU alike, so x[i - 1] at i = 0 silently"),
         (stencil_no_guard, "every load and store needs its guard"),
     ],
 )

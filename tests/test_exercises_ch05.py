@@ -35,7 +35,9 @@ def block_sum_for_loop(x, partial):  # correct: a for loop over the strides, if/
         partial[cuda.blockIdx.x] = s[0]
 
 
-def _block_sum(addressing="sequential", sync_in_loop=True, sync_after_load=True, write=True):
+def _block_sum(
+    addressing="sequential", sync_in_loop=True, sync_after_load=True, write=True, sync_in_if=False
+):
     @cuda.jit
     def kernel(x, partial):
         s = cuda.shared.array(BLOCK, float32)
@@ -49,7 +51,9 @@ def _block_sum(addressing="sequential", sync_in_loop=True, sync_after_load=True,
             while stride > 0:
                 if t < stride:
                     s[t] += s[t + stride]
-                if sync_in_loop:
+                    if sync_in_if:  # reached by the threads t < stride only
+                        cuda.syncthreads()
+                if sync_in_loop and not sync_in_if:
                     cuda.syncthreads()
                 stride //= 2
         elif addressing == "interleaved":
@@ -88,8 +92,19 @@ def test_reduce_block_sum_accepts_correct_kernels(kernel):
         (_block_sum(addressing="interleaved"), ["warps diverged", "sequential addressing"]),
         (_block_sum(addressing="strided"), ["bank conflicts", "sequential addressing"]),
         (_block_sum(write=False), ["never written", "partial[cuda.blockIdx.x] = s[0]"]),
+        (
+            _block_sum(sync_in_if=True),
+            ["every thread of the block must reach each cuda.syncthreads()", "out of the `if`"],
+        ),
     ],
-    ids=["no-sync-in-loop", "no-sync-after-load", "interleaved", "strided-index", "no-write"],
+    ids=[
+        "no-sync-in-loop",
+        "no-sync-after-load",
+        "interleaved",
+        "strided-index",
+        "no-write",
+        "sync-inside-if",
+    ],
 )
 def test_reduce_block_sum_rejects_mistakes_with_their_hint(kernel, hints):
     result = check("reduce_block_sum", kernel)
@@ -192,6 +207,25 @@ def shuffle_xor_each_warp(x, total):  # correct: every warp shuffles, then threa
         cuda.atomic.add(total, 0, warp_sums[0] + warp_sums[1])
 
 
+@cuda.jit
+def shuffle_then_warp_partials(x, total):  # correct: each warp shuffles, warp 0 reads 2 partials
+    s = cuda.shared.array(2, float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    v = x[i] if i < x.size else float32(0.0)
+    for offset in (16, 8, 4, 2, 1):
+        v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
+    if t % 32 == 0:
+        s[t // 32] = v
+    cuda.syncthreads()
+    if t < 32:
+        w = s[t] if t < 2 else float32(0.0)
+        for offset in (16, 8, 4, 2, 1):
+            w += cuda.shfl_down_sync(0xFFFFFFFF, w, offset)
+        if t == 0:
+            cuda.atomic.add(total, 0, w)
+
+
 def _warp_shuffle(final="shuffle", atomic=True, offsets=(16, 8, 4, 2, 1), guard_shuffle=False):
     @cuda.jit
     def kernel(x, total):
@@ -224,7 +258,9 @@ def _warp_shuffle(final="shuffle", atomic=True, offsets=(16, 8, 4, 2, 1), guard_
     return kernel
 
 
-@pytest.mark.parametrize("kernel", [shuffle_xor_each_warp, _warp_shuffle()])
+@pytest.mark.parametrize(
+    "kernel", [shuffle_xor_each_warp, shuffle_then_warp_partials, _warp_shuffle()]
+)
 def test_reduce_warp_shuffle_accepts_correct_kernels(kernel):
     result = check("reduce_warp_shuffle", kernel)
     assert result.passed, result.message
@@ -236,7 +272,7 @@ def test_reduce_warp_shuffle_accepts_correct_kernels(kernel):
         (_warp_shuffle(final="shared"), ["partly idle warps", "shfl_down_sync"]),
         (_warp_shuffle(atomic=False), ["overwrites the other blocks", "cuda.atomic.add"]),
         (_warp_shuffle(offsets=(16, 8, 4, 2)), ["all five steps"]),
-        (_warp_shuffle(guard_shuffle=True), ["finished the kernel without calling it"]),
+        (_warp_shuffle(guard_shuffle=True), ["which has exited the kernel", "undefined"]),
     ],
     ids=["shared-final-stage", "no-atomic", "four-steps", "lanes-exit-early"],
 )
@@ -336,7 +372,9 @@ def histogram_stride_zeroing(data, counts):  # correct: own names, strided zeroi
             cuda.atomic.add(counts, b, local[b])
 
 
-def _histogram(private=True, atomic_shared=True, sync_before_flush=True, atomic_flush=True):
+def _histogram(
+    private=True, atomic_shared=True, sync_before_flush=True, atomic_flush=True, serial_flush=False
+):
     @cuda.jit
     def kernel(values, bins):
         i = cuda.grid(1)
@@ -356,7 +394,11 @@ def _histogram(private=True, atomic_shared=True, sync_before_flush=True, atomic_
                 local[values[i]] += 1
         if sync_before_flush:
             cuda.syncthreads()
-        if t < NBINS:
+        if serial_flush:  # thread 0 adds all 16 bins, one after the other
+            if t == 0:
+                for b in range(NBINS):
+                    cuda.atomic.add(bins, b, local[b])
+        elif t < NBINS:
             if atomic_flush:
                 cuda.atomic.add(bins, t, local[t])
             else:
@@ -378,8 +420,9 @@ def test_histogram_accepts_correct_kernels(kernel):
         (_histogram(atomic_shared=False), ["race", "atomic"]),
         (_histogram(sync_before_flush=False), ["race", "cuda.syncthreads()"]),
         (_histogram(atomic_flush=False), ["race", "atomic"]),
+        (_histogram(serial_flush=True), ["atomic requests reached `bins`", "not a loop in one"]),
     ],
-    ids=["global-atomics", "plain-increment", "no-sync-before-flush", "plain-flush"],
+    ids=["global-atomics", "plain-increment", "no-sync-before-flush", "plain-flush", "serial"],
 )
 def test_histogram_rejects_mistakes_with_their_hint(kernel, hints):
     result = check("histogram_shared", kernel)
@@ -419,7 +462,7 @@ def softmax_with_shuffles(x, out):  # correct: warp shuffles for both reductions
         out[row, j] = math.exp(x[row, j] - m) / total
 
 
-def _softmax(subtract_max=True, sync_after_max=True, keep_max=True, loop=True):
+def _softmax(subtract_max=True, sync_after_max=True, keep_max=True, loop=True, short_sum=False):
     @cuda.jit
     def kernel(x, out):
         s = cuda.shared.array(BLOCK, float32)
@@ -441,7 +484,8 @@ def _softmax(subtract_max=True, sync_after_max=True, keep_max=True, loop=True):
         if sync_after_max:
             cuda.syncthreads()
         total = 0.0
-        for j in range(t, x.shape[1], step):
+        last = min(x.shape[1], BLOCK) if short_sum else x.shape[1]  # short: first 64 columns
+        for j in range(t, last, step):
             total += math.exp(x[row, j] - m)
         s[t] = total
         cuda.syncthreads()
@@ -472,14 +516,52 @@ def test_softmax_rows_accepts_correct_kernels(kernel):
         (_softmax(sync_after_max=False), ["race", "cuda.syncthreads()"]),
         (_softmax(keep_max=False), ["the maximum was overwritten by the sum"]),
         (_softmax(loop=False), ["only the first 64 columns were written"]),
+        (_softmax(short_sum=True), ["the sum covers only the first 64 columns"]),
     ],
-    ids=["no-max", "no-sync-after-max", "max-overwritten", "no-column-loop"],
+    ids=["no-max", "no-sync-after-max", "max-overwritten", "no-column-loop", "sum-of-64-columns"],
 )
 def test_softmax_rows_rejects_mistakes_with_their_hint(kernel, hints):
     result = check("softmax_rows", kernel)
     assert not result.passed
     for hint in hints:
         assert hint in result.message, result.message
+
+
+def _hint_for(exercise: str, case_index: int, got):
+    """The hint an exercise's checker gives when case ``case_index`` produced ``got``."""
+    import numpy as np
+
+    from gpu_utils.exercises import ch05_parallel_patterns as ch05
+    from gpu_utils.exercises._kernels import compare
+
+    cases, hint = {
+        "histogram_shared": (ch05._histogram_cases, ch05._histogram_hint),
+        "softmax_rows": (ch05._softmax_cases, ch05._softmax_hint),
+    }[exercise]
+    case = cases(np.random.default_rng(0))[case_index]
+    if got is None:
+        return case
+    return hint(case, compare(case, [got], ("out",)))
+
+
+def test_histogram_garbage_counts_get_the_zeroing_hint():
+    import numpy as np
+
+    garbage = np.full(NBINS, -1_500_000_000, np.int32)  # never-zeroed shared bins
+    hint = _hint_for("histogram_shared", 1, garbage)
+    assert "Initialise the shared bins to 0" in hint and "syncthreads" in hint
+
+
+def test_softmax_overflow_hint_only_for_overflow():
+    import numpy as np
+
+    (x,) = _hint_for("softmax_rows", 1, None).inputs  # the 2x100 case, values up to 100
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(x)  # no maximum subtracted: float32 overflows
+        no_max = e / e.sum(axis=1, keepdims=True)
+    assert "exp overflows float32" in _hint_for("softmax_rows", 1, no_max)
+    finite_but_wrong = np.full_like(x, 0.01)
+    assert "exp overflows" not in _hint_for("softmax_rows", 1, finite_but_wrong)
 
 
 def test_lab_05_exercises_are_registered_in_order():

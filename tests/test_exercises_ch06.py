@@ -288,7 +288,7 @@ def test_matvec_warp_accepts_correct_kernels(kernel):
         (_matvec(per_thread=True), ["not coalesced", "32 consecutive elements of ONE row"]),
         (_matvec(first_32=True), ["only the first 32 columns were summed"]),
         (_matvec(all_lanes_write=True), ["write-write race", "exactly one thread"]),
-        (_matvec(guard_lanes=True), ["finished the kernel without calling it"]),
+        (_matvec(guard_lanes=True), ["do not return early from lanes that have no column"]),
     ],
     ids=["thread-per-row", "first-32-columns", "every-lane-writes", "lanes-exit-early"],
 )

@@ -2,9 +2,11 @@
 
 Sectors are 32 bytes and arrays start 256-byte aligned; a warp is 32 consecutive threads."""
 
+import inspect
+
 import numpy as np
 import pytest
-from numba import cuda
+from numba import cuda, float32
 
 import gpu_utils as gu
 
@@ -348,3 +350,46 @@ def test_syncthreads_is_cheap_in_the_trace():
     out = np.zeros(128, np.float32)
     analyze(many_barriers, 1, 128, out, divergence=False)
     assert out.all()
+
+
+# --- barriers only some threads reach ---------------------------------------------------------
+
+
+@cuda.jit
+def barrier_inside_if(x):
+    s = cuda.shared.array(64, float32)
+    t = cuda.threadIdx.x
+    s[t] = x[t]
+    cuda.syncthreads()
+    stride = 32
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+            cuda.syncthreads()  # reached by the threads t < stride only
+        stride //= 2
+    if t == 0:
+        x[0] = s[0]
+
+
+@cuda.jit
+def early_exit_then_barrier(x):
+    s = cuda.shared.array(64, float32)
+    t = cuda.threadIdx.x
+    if t >= 40:
+        return  # before any barrier: these threads take no part
+    s[t] = x[t]
+    cuda.syncthreads()
+    x[t] = s[39 - t]
+
+
+def test_a_barrier_inside_an_if_is_reported_with_its_line():
+    report = gu.trace.analyze(barrier_inside_if, 1, 64, np.ones(64, np.float32))
+    lines, first = inspect.getsourcelines(barrier_inside_if.py_func)
+    (line,) = [first + k for k, text in enumerate(lines) if "reached by the threads" in text]
+    assert report.divergent_barriers == (line,)
+
+
+def test_threads_that_exit_before_every_barrier_are_not_reported():
+    report = gu.trace.analyze(early_exit_then_barrier, 1, 64, np.arange(64, dtype=np.float32))
+    assert report.divergent_barriers == ()
+    assert not report.races

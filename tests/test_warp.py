@@ -179,6 +179,44 @@ def test_syncwarp_orders_shared_memory_within_a_warp():
     assert list(out) == list(np.roll(x, -1))
 
 
+# --- exited lanes take no part in shuffles, votes and matches (PTX ISA) ----------------------
+
+
+@cuda.jit
+def votes_after_early_return(x, out):
+    i = cuda.grid(1)
+    if i >= 20:
+        return
+    out[0, i] = cuda.ballot_sync(FULL, x[i] > 4)
+    out[1, i] = cuda.any_sync(FULL, x[i] > 18)
+    out[2, i] = cuda.all_sync(FULL, x[i] < 20)
+    out[3, i] = cuda.match_any_sync(FULL, int(x[i]) // 8)
+    out[4, i] = cuda.match_all_sync(FULL, 7)[0]
+
+
+def test_exited_lanes_vote_nothing_and_match_nothing():
+    x = np.arange(32, dtype=np.float32)
+    (_, out) = launch(votes_after_early_return, 1, 32, x, np.zeros((5, 32), np.int64))
+    assert set(out[0, :20]) == {sum(1 << lane for lane in range(5, 20))}
+    assert set(out[1, :20]) == {1} and set(out[2, :20]) == {1}
+    assert out[3, 0] == 0xFF and out[3, 19] == sum(1 << lane for lane in range(16, 20))
+    assert set(out[4, :20]) == {(1 << 20) - 1}
+
+
+@cuda.jit
+def shuffle_among_running_lanes(x, out):
+    i = cuda.grid(1)
+    if i >= 20:
+        return
+    out[i] = cuda.shfl_sync(FULL, x[i], 3)  # every lane reads lane 3, which is running
+
+
+def test_a_shuffle_that_reads_only_running_lanes_is_fine():
+    x = np.arange(32, dtype=np.float32)
+    (_, out) = launch(shuffle_among_running_lanes, 1, 32, x, np.zeros(32, np.float32))
+    assert list(out[:20]) == [3.0] * 20
+
+
 # --- mistakes raise instead of hanging --------------------------------------------------------
 
 
@@ -187,6 +225,15 @@ def exited_lane(x, out):
     i = cuda.grid(1)
     if i < 20:
         out[i] = cuda.shfl_down_sync(FULL, x[i], 1)
+
+
+@cuda.jit
+def syncwarp_after_exit(x, out):
+    i = cuda.grid(1)
+    if i >= 20:
+        return
+    out[i] = x[i]
+    cuda.syncwarp(FULL)  # bar.warp.sync needs every lane of the mask, exited or not
 
 
 @cuda.jit
@@ -221,7 +268,8 @@ def shuffle_versus_syncthreads(x, out):
 @pytest.mark.parametrize(
     "kernel, threads, message",
     [
-        (exited_lane, 32, "lane 20 of warp 0 finished the kernel without calling it"),
+        (exited_lane, 32, "lane 19 reads the value of lane 20, which has exited the kernel"),
+        (syncwarp_after_exit, 32, "lane 20 of warp 0 finished the kernel without calling it"),
         (lane_past_block, 48, "the block has only 48 threads"),
         (not_in_own_mask, 32, "which does not include itself"),
         (disagreeing_masks, 32, "disagree"),

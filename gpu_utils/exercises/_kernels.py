@@ -1,7 +1,8 @@
 """Shared machinery for kernel exercises: random inputs, NaN-poisoned outputs, the launch, and
 plain-language explanations of what went wrong. Chapter modules describe cases and hints only.
 
-Since chapter 04, a kernel that is correct is also traced (``gu.trace``) on one small case: a race
+Since chapter 04, a kernel that is correct is also traced (``gu.trace``) on one small case: a race,
+or a ``syncthreads`` that only some threads of a block reach (``report.divergent_barriers``),
 fails the check by default (``check_races=False`` opts out), and ``requirements`` (from
 ``_trace_checks``, re-exported here: ``coalesced``, ``no_bank_conflicts``, ``uses_shared_memory``,
 ``max_loads_per_element``, ``max_stores_per_element``, ``max_divergent_branches``) add efficiency
@@ -290,6 +291,17 @@ def kernel_exercise(
                 f"With {case.label} your results came out right, but your kernel has a race: "
                 f"{race.describe()} On a GPU the result can change from run to run.",
                 race_hint(race),
+            )
+        if check_races and report.divergent_barriers:
+            lines = ", ".join(str(line) for line in report.divergent_barriers)
+            return failed(
+                id,
+                f"With {case.label} your results came out right, but every thread of the block "
+                "must reach each cuda.syncthreads(): yours are reached by only some threads "
+                f"(line {lines}). On a GPU that can hang or give wrong results.",
+                "Move cuda.syncthreads() out of the `if` (or the loop condition) that not all "
+                "threads take: every thread of the block must execute the same barriers, the same "
+                "number of times.",
             )
         for requirement in requirements:
             problem = requirement.check(report)

@@ -44,6 +44,16 @@ def _names(arrays: Sequence[str], everything: str) -> str:
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
+def _global_array(report: TraceReport, name: str):
+    """The global array called ``name`` (a shared array may carry the same name as a kernel
+    argument; the trace then keys the later one ``name#index``)."""
+    for key, stats in report.arrays.items():
+        if stats.space == "global" and (key == name or key.split("#")[0] == name):
+            return stats
+    globals_ = [key for key, stats in report.arrays.items() if stats.space == "global"]
+    raise KeyError(f"requirement names global array {name!r}, but the kernel's are {globals_}")
+
+
 def _arrays(report: TraceReport, names: Sequence[str], space: str) -> list:
     if names:
         missing = [name for name in names if name not in report.arrays]
@@ -140,7 +150,7 @@ def max_loads_per_element(array: str, limit: float, hint: str | None = None) -> 
     average (thread-level loads / elements)."""
 
     def check(report: TraceReport):
-        stats = report.arrays[array]
+        stats = _global_array(report, array)
         per_element = stats.loads.accesses / max(1, stats.elements)
         if per_element > limit:
             what = (
@@ -158,7 +168,7 @@ def max_stores_per_element(array: str, limit: float = 1.0, hint: str | None = No
     """Each element of global ``array`` is written at most ``limit`` times on average."""
 
     def check(report: TraceReport):
-        stats = report.arrays[array]
+        stats = _global_array(report, array)
         per_element = stats.stores.accesses / max(1, stats.elements)
         if per_element > limit:
             what = (

@@ -61,7 +61,7 @@ def _copy_hint(case: Case, mismatch: Mismatch) -> str:
     n = mismatch.got.size
     written = ~np.isnan(mismatch.got)
     grid = COPY_BLOCKS * COPY_THREADS
-    if written[: min(n, grid)].all() and not written[grid:].any():
+    if n > grid and written[:grid].all() and not written[grid:].any():
         return (
             f"only the first {grid} elements were copied: the grid has {grid} threads, fewer "
             "than elements, so each thread must copy several. " + _GRID_STRIDE_HINT
@@ -264,8 +264,9 @@ def _stencil_hint(case: Case, mismatch: Mismatch) -> str:
         )
     if x.size > 1 and np.allclose(got, laplacian(x, wrap=True), atol=1e-5):
         return (
-            "out[0] and out[n-1] used the element at the other end: x[-1] wraps around in Python, "
-            "but outside 0..n-1 the input counts as 0 (and on a GPU x[-1] is out of bounds)."
+            "out[0] and out[n-1] used the element at the other end: x[-1] wraps around to the "
+            "last element, in Python and in Numba on a GPU alike, so x[i - 1] at i = 0 silently "
+            "reads x[n-1]. Guard it: outside 0..n-1 the input counts as 0."
         )
     if np.allclose(got, -laplacian(x), atol=1e-5):
         return "the signs are reversed: out[i] = x[i-1] - 2*x[i] + x[i+1]."

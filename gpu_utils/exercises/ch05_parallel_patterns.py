@@ -239,16 +239,19 @@ def _total_hint(case: Case, mismatch: Mismatch) -> str:
 
 
 def _partial_warps_in_shared_steps() -> TraceRequirement:
-    """No shared-memory request made by a partly active warp (2 to 31 lanes): the steps below a
-    whole warp belong to the shuffles. Single-lane accesses (s[warp] = v) are fine."""
+    """No shared-memory tree step on a partly active warp: no line stores to shared memory with 2
+    to 31 lanes, or loads from it with more lanes than the block has warps (2 to 31). Single-lane
+    stores (s[t // 32] = v) and warp 0 reading one partial sum per warp (s[t] if t < 2) are fine:
+    the steps below a whole warp belong to the shuffles."""
 
     def check(report):
+        warps = -(-int(np.prod(report.blockdim)) // 32)
         for line in report.lines:
-            for stats in (line.shared_loads, line.shared_stores):
+            for stats, fewest in ((line.shared_stores, 1), (line.shared_loads, warps)):
                 if not stats.requests:
                     continue
                 lanes = stats.accesses / stats.requests
-                if 1 < lanes < 32:
+                if fewest < lanes < 32:
                     divergent = [s for s in report.lines if s.divergent_branches]
                     at = f" after warps diverge at `{divergent[0].source}`" if divergent else ""
                     what = (
@@ -395,6 +398,12 @@ def _histogram_hint(case: Case, mismatch: Mismatch) -> str:
     (values,) = case.inputs
     got, expected = mismatch.got.astype(np.int64), mismatch.expected.astype(np.int64)
     blocks = case.griddim
+    if (got < 0).any() or (got > values.size).any():
+        return (
+            f"some bins hold impossible counts (below 0 or above n = {values.size}): the shared "
+            "bins start with whatever was in shared memory. Initialise the shared bins to 0 "
+            "(threads t < 16: `local[t] = 0`) and cuda.syncthreads() before counting."
+        )
     if blocks > 1:
         last = values[(blocks - 1) * BLOCK :]
         if np.array_equal(got, np.bincount(last, minlength=NBINS)):
@@ -426,13 +435,13 @@ def _few_global_atomics() -> TraceRequirement:
         if requests <= blocks * -(-NBINS // 32):
             return None
         what = (
-            f"your kernel sent {requests} warp-wide atomic requests to `bins` in global memory "
-            f"from {blocks} blocks: every thread adds to global memory directly."
+            f"{requests} warp-wide atomic requests reached `bins` in global memory from "
+            f"{blocks} blocks; one per block (its 16 bins added by one warp at once) is the goal."
         )
         return what, (
             "privatise: count into a shared array of 16 bins (`cuda.atomic.add(local, v, 1)`), "
-            "then, after cuda.syncthreads(), threads t < 16 each add one bin's block total: "
-            "`cuda.atomic.add(bins, t, local[t])`."
+            "then, after cuda.syncthreads(), threads t < 16 each add one bin's block total, all "
+            "in the same step: `cuda.atomic.add(bins, t, local[t])` (not a loop in one thread)."
         )
 
     return TraceRequirement("one atomic request to global `bins` per block", check)
@@ -490,6 +499,21 @@ def _softmax_cases(rng: np.random.Generator) -> list[Case]:
     ]
 
 
+def _first_columns_reduced(x: np.ndarray, got: np.ndarray) -> bool:
+    """Whether ``got`` is a softmax whose sum (and maybe its maximum) covers only the first BLOCK
+    columns of each row, as float32 would compute it (overflows where x - m exceeds 88)."""
+    x64, head = x.astype(np.float64), x.astype(np.float64)[:, :BLOCK]
+    for m in (x64.max(axis=1, keepdims=True), head.max(axis=1, keepdims=True)):
+        finite = x64 - m < 88.0
+        with np.errstate(over="ignore"):
+            candidate = np.exp(x64 - m) / np.exp(head - m).sum(axis=1, keepdims=True)
+        if np.isfinite(got[~finite]).any() or not np.isfinite(got[finite]).all():
+            continue
+        if np.allclose(got[finite], candidate[finite], rtol=1e-3, atol=1e-6):
+            return True
+    return False
+
+
 def _softmax_hint(case: Case, mismatch: Mismatch) -> str:
     (x,) = case.inputs
     got = mismatch.got.astype(np.float64)
@@ -500,7 +524,16 @@ def _softmax_hint(case: Case, mismatch: Mismatch) -> str:
             f"handles columns t, t + {BLOCK}, t + {2 * BLOCK}, ... "
             "(`for j in range(t, x.shape[1], cuda.blockDim.x):`)."
         )
-    if np.abs(x).max() > 80:  # right on the small values of the first case, wrong here
+    if x.shape[1] > BLOCK and _first_columns_reduced(x, got):
+        return (
+            f"the maximum or the sum covers only the first {BLOCK} columns: in both reductions "
+            f"each thread must first combine all its columns t, t + {BLOCK}, ... "
+            "(`for j in range(t, x.shape[1], cuda.blockDim.x):`) before the block reduction."
+        )
+    with np.errstate(over="ignore"):
+        overflows = ~np.isfinite(np.exp(x))  # where float32 exp(x) overflows
+    nonfinite = ~np.isfinite(got)
+    if nonfinite.any() and not (nonfinite & ~overflows).any():
         return (
             "exp overflows float32 for inputs near 100 (exp(89) is already infinite): subtract "
             "the row's maximum first, exp(x - max), as every library softmax does."

@@ -272,6 +272,19 @@ def _matvec_hint(case: Case, mismatch: Mismatch) -> str:
     )
 
 
+def _matvec_error_hint(case: Case, error: str) -> str:
+    if "exited" in error or "finished the kernel" in error:
+        return (
+            "every lane of the warp must reach each shuffle with the full mask: do not return "
+            "early from lanes that have no column; a lane with no column keeps v = 0 and still "
+            "takes part in the reduction."
+        )
+    return (
+        "a warp whose row is past the end (row >= a.shape[0]) must skip the row entirely, "
+        "and lanes loop over columns with `for j in range(lane, a.shape[1], 32):`."
+    )
+
+
 register(
     kernel_exercise(
         id="matvec_warp",
@@ -289,10 +302,7 @@ register(
         output_names=("y",),
         cases=_matvec_cases,
         hint=_matvec_hint,
-        error_hint=lambda case, error: (
-            "a warp whose row is past the end (row >= a.shape[0]) must skip the row entirely, "
-            "and lanes loop over columns with `for j in range(lane, a.shape[1], 32):`."
-        ),
+        error_hint=_matvec_error_hint,
         requirements=(
             coalesced(
                 stores=False,
