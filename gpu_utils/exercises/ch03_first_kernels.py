@@ -24,6 +24,10 @@ from ._registry import register
 CHAPTER = "03_first_kernels"
 THREADS_1D = 128  # four warps per block: enough to keep an SM busy, small enough for the simulator
 BLOCK_2D = (16, 16)  # 256 threads; x (columns) first, as cuda.grid(2) returns (x, y)
+LAUNCH_2D = (
+    f"2-D: blocks of {BLOCK_2D[0]}x{BLOCK_2D[1]} threads, grid (ceil(N/16), ceil(M/16)); "
+    "x covers columns and y rows, so `col, row = cuda.grid(2)`"
+)
 
 _INDEX_HINT = (
     "compute the global index with `i = cuda.grid(1)` (that is blockIdx.x * blockDim.x + "
@@ -232,10 +236,7 @@ register(
             "matmul_naive(a, b, out): a (M, K), b (K, N), out (M, N), float32; "
             "out[row, col] = sum over k of a[row, k] * b[k, col]"
         ),
-        launch_text=(
-            f"2-D: blocks of {BLOCK_2D[0]}x{BLOCK_2D[1]} threads, grid (ceil(N/16), ceil(M/16)); "
-            "x covers columns and y rows, so `col, row = cuda.grid(2)`"
-        ),
+        launch_text=LAUNCH_2D,
         output_names=("out",),
         cases=_matmul_cases,
         hint=_matmul_hint,
@@ -697,10 +698,7 @@ register(
             "add_bias_2d(x, bias, out): x, out (M, N) float32; bias (N,) float32; "
             "out[row, col] = x[row, col] + bias[col]"
         ),
-        launch_text=(
-            f"2-D: blocks of {BLOCK_2D[0]}x{BLOCK_2D[1]} threads, grid (ceil(N/16), ceil(M/16)); "
-            "x covers columns and y rows, so `col, row = cuda.grid(2)`"
-        ),
+        launch_text=LAUNCH_2D,
         output_names=("out",),
         cases=_bias_cases,
         hint=_bias_hint,
