@@ -25,6 +25,8 @@ __all__ = [
     "NCCL_2_4_BLOG",
     "NCCL_TESTS",
     "OPS",
+    "PATARASUK_YUAN_2009",
+    "RABENSEIFNER_2004",
     "RECORDINGS",
     "SANDERS_2009",
     "SCALING_BOOK",
@@ -36,6 +38,7 @@ __all__ = [
     "estimate_time",
     "fit_alpha_beta",
     "measure",
+    "rabenseifner_time",
     "recorded",
     "ring_time",
     "tree_time",
@@ -48,6 +51,16 @@ THAKUR_2005 = (
     "R. Thakur, R. Rabenseifner and W. Gropp, 'Optimization of Collective Communication "
     "Operations in MPICH', International Journal of High Performance Computing Applications "
     "19(1):49-66, 2005"
+)
+PATARASUK_YUAN_2009 = (
+    "P. Patarasuk and X. Yuan, 'Bandwidth optimal all-reduce algorithms for clusters of "
+    "workstations', Journal of Parallel and Distributed Computing 69(2):117-124, 2009: the lower "
+    "bound 2 (n-1)/n S beta on the bytes each rank sends, and the ring all-reduce that meets it"
+)
+RABENSEIFNER_2004 = (
+    "R. Rabenseifner, 'Optimization of Collective Reduction Operations', ICCS 2004, LNCS 3036, "
+    "pp. 1-9; its cost, 2 log2(n) alpha + 2 (n-1)/n S beta for power-of-two n, as THAKUR_2005 "
+    "states it in its MPI_Allreduce section"
 )
 SANDERS_2009 = (
     "P. Sanders, J. Speck and J. L. Träff, 'Two-tree algorithms for full bandwidth broadcast, "
@@ -119,7 +132,9 @@ def ring_time(op: str, nbytes: float, n: int, *, alpha: float, beta: float) -> f
 
     All-gather and reduce-scatter: n - 1 steps, each moving S/n bytes per rank,
     (n-1) alpha + (n-1)/n S beta (THAKUR_2005, ring allgather). All-reduce = reduce-scatter +
-    all-gather: 2(n-1) alpha + 2(n-1)/n S beta. All-to-all by pairwise exchange: n - 1 steps
+    all-gather: 2(n-1) alpha + 2(n-1)/n S beta, which sends the fewest bytes any all-reduce can
+    (PATARASUK_YUAN_2009); its 2(n-1) latency terms are what :func:`rabenseifner_time` saves.
+    All-to-all by pairwise exchange: n - 1 steps
     of S/n bytes, the same as a ring step (THAKUR_2005). Broadcast and reduce are pipelined
     along the ring: cut into k pieces, the last piece arrives after n - 2 + k steps,
     (n - 2 + k)(alpha + S beta / k), which is smallest at k = sqrt((n-2) S beta / alpha)
@@ -144,7 +159,9 @@ def tree_time(op: str, nbytes: float, n: int, *, alpha: float, beta: float) -> f
     recursive doubling, move the whole array at every step, L (alpha + S beta). All-gather by
     recursive doubling (Bruck's algorithm when n is not a power of two) and reduce-scatter by
     recursive halving, L alpha + (n-1)/n S beta. All-to-all by Bruck's algorithm,
-    L alpha + L S/2 beta. Few steps, so they win for small arrays; the ring wins for large ones.
+    L alpha + L S/2 beta. Few steps, so they win for small arrays; for large ones the ring
+    moves fewer bytes than recursive doubling. (For all-reduce, :func:`rabenseifner_time` gets
+    both: few steps and the ring's bytes.)
 
     This is not the cost of NCCL's "tree" algorithm. NCCL (since 2.4, NCCL_2_4_BLOG) runs an
     all-reduce on the double binary tree of SANDERS_2009: two binary trees over the ranks, each
@@ -161,6 +178,29 @@ def tree_time(op: str, nbytes: float, n: int, *, alpha: float, beta: float) -> f
     if op in ("all_gather", "reduce_scatter"):
         return steps * alpha + (n - 1) / n * nbytes * beta
     return steps * alpha + steps * nbytes / 2 * beta  # all_to_all
+
+
+def rabenseifner_time(nbytes: float, n: int, *, alpha: float, beta: float) -> float:
+    """Seconds for an all-reduce by Rabenseifner's algorithm on ``n`` ranks (RABENSEIFNER_2004).
+
+    A reduce-scatter by recursive halving (log2 n steps; each rank sends S/2, S/4, ... bytes)
+    then an all-gather by recursive doubling (the same steps in reverse):
+    2 log2(n) alpha + 2 (n-1)/n S beta. It sends exactly the ring's bytes in 2 log2 n steps
+    instead of 2 (n-1), so in this model it is never slower than the ring for a power-of-two n.
+    Rings still win on real machines for reasons the model leaves out (chapter 08): each ring
+    step talks only to a neighbour, which maps onto NVLink and rail-optimised networks without
+    contention, while recursive halving pairs ranks ever further apart; and NCCL pipelines
+    chunks along the ring with protocols (LL, LL128, Simple) that hide most of alpha.
+    Only power-of-two ``n`` is modelled (MPICH first folds the extra ranks in, THAKUR_2005).
+    """
+    _check("all_reduce", nbytes, n)
+    if n & (n - 1):
+        raise ValueError(
+            f"rabenseifner_time models a power-of-two number of ranks; got n={n} (use 2, 4, 8, ...)"
+        )
+    if n == 1:
+        return 0.0
+    return 2 * math.log2(n) * alpha + 2 * (n - 1) / n * nbytes * beta
 
 
 def fit_alpha_beta(

@@ -1,9 +1,10 @@
 """Published figures of a server CPU and of Google's TPUs, each with its source (chapter 07).
 
 GPU figures live in :mod:`gpu_utils.specs`; this module holds the other processors chapter 07
-compares them with, in the same style: every figure has a citation in ``sources``, bytes are
-decimal (1 GB = 1e9 bytes) unless a source prints GiB, and ``None`` means "no such unit, or not
-published". A CPU's peaks are not printed on any datasheet, so they are computed from published
+compares them with, in the same style: every figure has a citation in ``sources``, and the units
+follow :mod:`gpu_utils.specs`: memory *capacities* are binary (a spec sheet's "32 GB" of HBM is
+32 GiB, as Google's own TPU7x table prints them), *rates* are decimal (1 GB/s = 1e9 bytes/s).
+``None`` means "no such unit, or not published". A CPU's peaks are not printed on any datasheet, so they are computed from published
 per-core figures with the formulas below (the sources name both the figures and the formulas):
 
 * FP32 peak = cores x clock x FMA units per core x lanes per 512-bit register x 2 FLOP per FMA;
@@ -239,7 +240,7 @@ TPUS: Mapping[str, TpuSpec] = MappingProxyType(
             bf16_flops=197 * TERA,
             int8_ops=393 * TERA,
             fp8_flops=None,
-            hbm_bytes=16 * GB,
+            hbm_bytes=16 * GIB,
             hbm_bandwidth=819 * GB,
             sources=_sources(
                 year=_CLOUD_V5E + " (announced August 2023)",
@@ -248,7 +249,7 @@ TPUS: Mapping[str, TpuSpec] = MappingProxyType(
                 mxu_shape=_CLOUD_ARCH,
                 bf16_flops=_CLOUD_V5E + ": 197 TFLOPs (bf16)",
                 int8_ops=_CLOUD_V5E + ": 393 TOPs (int8)",
-                hbm_bytes=_CLOUD_V5E + ": HBM2 16 GB",
+                hbm_bytes=_CLOUD_V5E + ": HBM2 16 GB (binary, as every capacity here)",
                 hbm_bandwidth=_CLOUD_V5E
                 + ": 819 GBps (a later revision of the page prints 800 GiBps)",
             ),
@@ -261,8 +262,8 @@ TPUS: Mapping[str, TpuSpec] = MappingProxyType(
             mxu_shape=(128, 128),
             bf16_flops=459 * TERA,
             int8_ops=None,
-            fp8_flops=None,
-            hbm_bytes=95 * GB,
+            fp8_flops=459 * TERA,
+            hbm_bytes=95 * GIB,
             hbm_bandwidth=2765 * GB,
             sources=_sources(
                 year=_CLOUD_V5P + " (announced December 2023)",
@@ -270,7 +271,9 @@ TPUS: Mapping[str, TpuSpec] = MappingProxyType(
                 mxu_count=_CLOUD_V5P + ": four MXUs per TensorCore",
                 mxu_shape=_CLOUD_ARCH,
                 bf16_flops=_CLOUD_V5P + ": 459 TFLOPs (bf16)",
-                hbm_bytes=_CLOUD_V5P + ": HBM2e 95 GB",
+                int8_ops="not printed on the pages cited here (the v5p page and the TPU7x table)",
+                fp8_flops=_CLOUD_7X + ": 459 TFLOPs (FP8), the bf16 rate: no faster fp8 path",
+                hbm_bytes=_CLOUD_7X + ": 95 GiB (the v5p page prints 'HBM2e 95 GB')",
                 hbm_bandwidth=_CLOUD_V5P + ": 2765 GBps",
             ),
         ),
@@ -282,17 +285,21 @@ TPUS: Mapping[str, TpuSpec] = MappingProxyType(
             mxu_shape=(256, 256),
             bf16_flops=918 * TERA,
             int8_ops=1836 * TERA,
-            fp8_flops=None,
-            hbm_bytes=32 * GB,
+            fp8_flops=918 * TERA,
+            hbm_bytes=32 * GIB,
             hbm_bandwidth=1638 * GB,
             sources=_sources(
                 year=_CLOUD_V6E + " (Trillium, announced May 2024)",
                 tensorcores=_CLOUD_V6E + ": one TensorCore per chip",
-                mxu_count=_CLOUD_V6E + ": two 256x256 MXUs per TensorCore",
+                mxu_count=_CLOUD_V6E
+                + ": two 256x256 MXUs per TensorCore. DOUBTFUL: 2 x 256 x 256 MACs x 2 FLOP at "
+                "918 TFLOP/s would need a 3.5 GHz clock, so the count (or the published shape) "
+                "leaves something out; never derive a clock from it",
                 mxu_shape=_CLOUD_V6E + ": two 256x256 MXUs per TensorCore",
                 bf16_flops=_CLOUD_V6E + ": 918 TFLOPs (bf16)",
                 int8_ops=_CLOUD_V6E + ": 1836 TOPs (int8)",
-                hbm_bytes=_CLOUD_V6E + ": 32 GB",
+                fp8_flops=_CLOUD_7X + ": 918 TFLOPs (FP8), the bf16 rate",
+                hbm_bytes=_CLOUD_7X + ": 32 GiB (the v6e page prints '32 GB')",
                 hbm_bandwidth=_CLOUD_V6E + ": 1638 GBps",
             ),
         ),

@@ -99,6 +99,29 @@ def test_tree_wins_small_arrays_and_ring_wins_large_ones():
     )
 
 
+# Rabenseifner's all-reduce as Thakur et al. (2005) state it: 2 lg p alpha + 2 (p-1)/p n beta.
+@pytest.mark.parametrize("n", [2, 4, 8, 64, 1024])
+@pytest.mark.parametrize("nbytes", [1.0, 1e3, 1e6, 1e9])
+def test_rabenseifner_matches_the_published_cost_and_never_loses_to_the_ring(n, nbytes):
+    published = 2 * math.log2(n) * ALPHA + 2 * (n - 1) / n * nbytes * BETA
+    got = c.rabenseifner_time(nbytes, n, alpha=ALPHA, beta=BETA)
+    assert got == pytest.approx(published)
+    assert got <= c.ring_time("all_reduce", nbytes, n, alpha=ALPHA, beta=BETA) * (1 + 1e-12)
+    # ... and it moves the ring's bytes, not recursive doubling's log2(n) whole arrays.
+    assert c.rabenseifner_time(nbytes, n, alpha=0, beta=BETA) == pytest.approx(
+        c.ring_time("all_reduce", nbytes, n, alpha=0, beta=BETA)
+    )
+
+
+def test_rabenseifner_equals_the_ring_on_two_ranks_and_refuses_other_counts():
+    assert c.rabenseifner_time(S, 2, alpha=ALPHA, beta=BETA) == pytest.approx(
+        c.ring_time("all_reduce", S, 2, alpha=ALPHA, beta=BETA)
+    )
+    assert c.rabenseifner_time(S, 1, alpha=ALPHA, beta=BETA) == 0.0
+    with pytest.raises(ValueError, match="power-of-two"):
+        c.rabenseifner_time(S, 6, alpha=ALPHA, beta=BETA)
+
+
 def test_fit_recovers_alpha_and_beta():
     sizes = [2**k for k in range(10, 26, 2)]
     times = [c.ring_time("all_reduce", s, 4, alpha=ALPHA, beta=BETA) for s in sizes]

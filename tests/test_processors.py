@@ -5,6 +5,7 @@ import dataclasses
 
 import pytest
 
+import gpu_utils as gu
 from gpu_utils import processors
 
 FIGURES = {
@@ -68,6 +69,39 @@ def test_128_wide_mxus_imply_a_plausible_clock(name):
     rows, cols = tpu.mxu_shape
     clock = tpu.bf16_flops / (2 * rows * cols * tpu.mxu_count)
     assert 0.9e9 < clock < 2.0e9, f"{name}: implied clock {clock / 1e9:.2f} GHz"
+
+
+def test_v6e_mxu_count_is_marked_doubtful_because_it_implies_3_5_ghz():
+    tpu = processors.get("TPU-v6e")
+    rows, cols = tpu.mxu_shape
+    implied = tpu.bf16_flops / (2 * rows * cols * tpu.mxu_count)
+    assert implied > 3e9  # no TPU runs at 3.5 GHz: the published count leaves something out
+    assert tpu.clock_hz is None
+    assert "DOUBTFUL" in tpu.sources["mxu_count"]
+
+
+# Google Cloud TPU docs, 'TPU7x (Ironwood)': table comparing v5p, v6e and TPU7x.
+TPU7X_TABLE = {  # name: (bf16 TFLOPs, fp8 TFLOPs, HBM GiB, HBM GB/s)
+    "TPU-v5p": (459, 459, 95, 2765),
+    "TPU-v6e": (918, 918, 32, 1638),
+    "TPU7x": (2307, 4614, 192, 7380),
+}
+
+
+@pytest.mark.parametrize("name", TPU7X_TABLE)
+def test_tpus_match_googles_tpu7x_table(name):
+    bf16, fp8, hbm_gib, bandwidth = TPU7X_TABLE[name]
+    tpu = processors.get(name)
+    assert tpu.peak_flops("bf16") == bf16 * 1e12
+    assert tpu.peak_flops("fp8") == fp8 * 1e12
+    assert tpu.hbm_bytes == hbm_gib * 2**30  # capacities binary, as in gu.specs
+    assert tpu.hbm_bandwidth == bandwidth * 1e9  # rates decimal
+
+
+def test_capacities_follow_the_convention_of_gu_specs():
+    for name in processors.TPUS:
+        assert processors.get(name).hbm_bytes % 2**30 == 0, name
+    assert gu.specs.get("H100-SXM").hbm_bytes == 80 * 2**30
 
 
 def test_tpu_generations_are_in_order_and_bandwidth_grows():
