@@ -38,6 +38,26 @@ DUMP_WAIT = 3.0
 DEVICE_VARIABLE = "GPU_COURSE_DIST_DEVICE"
 
 
+@dataclass
+class Job:
+    """One ``gu.dist.run`` call, as the notebook sends it to the launcher.
+
+    ``payload`` is the cloudpickled ``(fn, *args)``; ``timeout`` the seconds the ranks may run;
+    ``cwd`` and ``env`` the notebook's working directory and environment, which every rank
+    takes over; ``start`` how ranks start ("fork" from the launcher, or "exec" of a fresh
+    interpreter); ``port`` the rendezvous port, chosen by the launcher when the run starts.
+    """
+
+    payload: bytes
+    world_size: int
+    backend: str
+    timeout: float
+    cwd: str
+    env: dict[str, str]
+    start: str
+    port: int = 0
+
+
 def _to_cpu(value: Any) -> Any:
     """Move tensors in a result (also inside lists, tuples and dicts) to the CPU."""
     if hasattr(value, "detach") and hasattr(value, "cpu"):
@@ -59,7 +79,7 @@ def _call_fn(fn, rank, world_size, args):
     return fn(rank, world_size, *args)
 
 
-def _rank_main(rank: int, job: dict, run_dir: str) -> int:
+def _rank_main(rank: int, job: Job, run_dir: str) -> int:
     """One rank: set up the process group, call the function, write the outcome to run_dir."""
     import faulthandler
 
@@ -67,11 +87,11 @@ def _rank_main(rank: int, job: dict, run_dir: str) -> int:
     if hasattr(signal, "SIGUSR1"):
         faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=True)
     os.environ.clear()
-    os.environ.update(job["env"])
-    backend, world_size = job["backend"], job["world_size"]
+    os.environ.update(job.env)
+    backend, world_size = job.backend, job.world_size
     os.environ.update(
         MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(job["port"]),
+        MASTER_PORT=str(job.port),
         RANK=str(rank),
         LOCAL_RANK=str(rank),
         WORLD_SIZE=str(world_size),
@@ -82,7 +102,7 @@ def _rank_main(rank: int, job: dict, run_dir: str) -> int:
         os.environ.setdefault("GLOO_SOCKET_IFNAME", loopback)
         os.environ.setdefault("NCCL_SOCKET_IFNAME", loopback)
     with contextlib.suppress(OSError):
-        os.chdir(job["cwd"])
+        os.chdir(job.cwd)
     # The course uses the collective names that work across torch versions; newer versions
     # print a deprecation notice for some of them in every rank.
     warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch\.distributed")
@@ -93,8 +113,8 @@ def _rank_main(rank: int, job: dict, run_dir: str) -> int:
         import torch
         import torch.distributed as dist
 
-        fn, *args = pickle.loads(job["payload"])
-        timeout = datetime.timedelta(seconds=job["timeout"] + 30)  # our own timeout comes first
+        fn, *args = pickle.loads(job.payload)
+        timeout = datetime.timedelta(seconds=job.timeout + 30)  # our own timeout comes first
         if backend == "nccl":
             torch.cuda.set_device(rank)
             dist.init_process_group(
@@ -180,10 +200,10 @@ class _Rank:
 class _Run:
     """One job in the launcher: start the ranks, forward their output, collect outcomes."""
 
-    def __init__(self, job: dict, results: Connection, requests: Connection):
+    def __init__(self, job: Job, results: Connection, requests: Connection):
         self.job, self.results, self.requests = job, results, requests
         self.run_dir = tempfile.mkdtemp(prefix="gu-dist-")
-        self.job["port"] = _free_port()
+        self.job.port = _free_port()
         self.ranks: list[_Rank] = []
         self.pgid = 0
         self.partial: dict[int, str] = {}
@@ -195,14 +215,14 @@ class _Run:
         sys.stdout.flush()
         sys.stderr.flush()
         inherited = [self.results.fileno(), self.requests.fileno()]
-        if self.job["start"] == "exec":
+        if self.job.start == "exec":
             with open(os.path.join(self.run_dir, "job.pkl"), "wb") as handle:
                 pickle.dump(self.job, handle)
-        for rank in range(self.job["world_size"]):
+        for rank in range(self.job.world_size):
             out_read, out_write = os.pipe()
             err_read, err_write = os.pipe()
             process = None
-            if self.job["start"] == "fork":
+            if self.job.start == "fork":
                 pid = self._fork(rank, out_write, err_write, [*inherited, out_read, err_read])
             else:
                 process = self._exec(rank, out_write, err_write)
@@ -245,7 +265,7 @@ class _Run:
             os._exit(code)
 
     def _exec(self, rank: int, out_write: int, err_write: int) -> subprocess.Popen:
-        env = dict(self.job["env"], PYTHONUNBUFFERED="1")
+        env = dict(self.job.env, PYTHONUNBUFFERED="1")
         group = {"process_group": self.pgid} if sys.version_info >= (3, 11) else {}
         return subprocess.Popen(
             [sys.executable, "-m", "gpu_utils._dist_launcher", "rank", self.run_dir, str(rank)],
@@ -300,7 +320,7 @@ class _Run:
     def supervise(self) -> list[dict]:
         """Wait for every rank; stop them all at the timeout or soon after one fails."""
         open_fds = {fd for r in self.ranks for fd in r.fds}
-        deadline = time.monotonic() + self.job["timeout"]
+        deadline = time.monotonic() + self.job.timeout
         stop_at = deadline
         while not all(r.ended for r in self.ranks):
             ready, _, _ = select.select([*open_fds, self.requests.fileno()], [], [], 0.02)

@@ -30,7 +30,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from . import runtime
-from ._dist_launcher import DEVICE_VARIABLE, kill_group
+from ._dist_launcher import DEVICE_VARIABLE, Job, kill_group
 from .pickling import dumps
 
 __all__ = [
@@ -264,26 +264,26 @@ def run(
             "data as arguments (numbers, lists, NumPy arrays, CPU tensors), not open files, "
             "locks or GPU objects."
         ) from None
-    job = {
-        "payload": payload,
-        "world_size": world_size,
-        "backend": chosen,
-        "timeout": float(timeout),
-        "cwd": os.getcwd(),
-        "env": dict(os.environ),
-        "start": _START,
-    }
+    job = Job(
+        payload=payload,
+        world_size=world_size,
+        backend=chosen,
+        timeout=float(timeout),
+        cwd=os.getcwd(),
+        env=dict(os.environ),
+        start=_START,
+    )
     with _lock:
         return _run_job(job)
 
 
-def _run_job(job: dict) -> list[Any]:
+def _run_job(job: Job) -> list[Any]:
     global _launcher
     if _launcher is None or _launcher.process.poll() is not None:
         _stop_launcher()
         _launcher = _start_launcher()
     launcher = _launcher
-    deadline = time.monotonic() + job["timeout"] + LAUNCHER_GRACE
+    deadline = time.monotonic() + job.timeout + LAUNCHER_GRACE
     last_error_line: dict[int, str] = {}
     try:
         launcher.to_launcher.send(job)
@@ -313,7 +313,7 @@ def _run_job(job: dict) -> list[Any]:
     except BaseException:  # KeyboardInterrupt from the notebook's stop button, among others
         _stop_launcher()
         raise
-    return _outcome(outcomes, job["timeout"], last_error_line)
+    return _outcome(outcomes, job.timeout, last_error_line)
 
 
 def _outcome(outcomes: list[dict], timeout: float, last_lines: dict[int, str]) -> list[Any]:
