@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-__all__ = ["SPECS", "GpuSpec", "get", "match", "names"]
+__all__ = ["A100_DEVICE_QUERY", "SPECS", "GpuSpec", "get", "match", "names"]
 
 GB = 1e9  # rates: 1 GB/s = 1e9 bytes/s
 GIB = 2**30  # capacities: a memory datasheet's "GB" is 2**30 bytes
@@ -322,3 +322,24 @@ def match(device_name: str) -> GpuSpec | None:
         if re.search(pattern, device_name):
             return SPECS[key]
     return None
+
+
+#: The fields of a device query (cudaGetDeviceProperties) as an A100-SXM4-80GB reports them.
+#: SM count, cc, L2 and bus width: NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020);
+#: the memory clock is the one that gives the datasheet's 2,039 GB/s on that 5,120-bit bus;
+#: per-SM limits: CUDA C++ Programming Guide, compute capability 8.0.
+A100_DEVICE_QUERY: Mapping[str, object] = MappingProxyType(
+    {
+        "name": "NVIDIA A100-SXM4-80GB",
+        "compute_capability": (8, 0),
+        "multiprocessor_count": 108,
+        "memory_clock_rate_khz": 1_593_000,
+        "global_memory_bus_width_bits": 5120,
+        "l2_cache_size_bytes": 40 * KB * KB,
+        "max_threads_per_block": 1024,
+        "max_threads_per_multiprocessor": 2048,
+        "max_registers_per_multiprocessor": 65536,
+        "max_shared_memory_per_multiprocessor": 164 * KB,
+        "warp_size": 32,
+    }
+)

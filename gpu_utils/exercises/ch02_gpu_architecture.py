@@ -3,35 +3,13 @@ and reading a device query. Expected answers come from ``gu.occupancy`` at check
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
-
 from .. import occupancy as occ
+from ..specs import A100_DEVICE_QUERY
 from ._numeric import NumericAnswer, numeric_exercise
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 
 CHAPTER = "02_gpu_architecture"
 KB = 1024
-
-#: The fields of a device query (cudaGetDeviceProperties) as an A100-SXM4-80GB reports them.
-#: SM count, cc, L2 and bus width: NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020);
-#: the memory clock is the one that gives the datasheet's 2,039 GB/s on that 5,120-bit bus;
-#: per-SM limits: CUDA C++ Programming Guide, compute capability 8.0.
-A100_DEVICE_QUERY: Mapping[str, object] = MappingProxyType(
-    {
-        "name": "NVIDIA A100-SXM4-80GB",
-        "compute_capability": (8, 0),
-        "multiprocessor_count": 108,
-        "memory_clock_rate_khz": 1_593_000,
-        "global_memory_bus_width_bits": 5120,
-        "l2_cache_size_bytes": 40 * KB * KB,
-        "max_threads_per_block": 1024,
-        "max_threads_per_multiprocessor": 2048,
-        "max_registers_per_multiprocessor": 65536,
-        "max_shared_memory_per_multiprocessor": 164 * KB,
-        "warp_size": 32,
-    }
-)
 
 _FRACTION_HINT = "return the occupancy as a fraction between 0 and 1, not a percentage."
 
