@@ -16,6 +16,7 @@ because the driver first stages them through a pinned buffer.
 
 :func:`estimate` turns those figures into times; :func:`measure` times the copies and a kernel on
 a real GPU (``benchmarks/ch03_transfers.py`` records its results for learners on the simulator).
+:func:`time_breakdown` and :func:`transfer_times` draw them.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ __all__ = [
     "measure",
     "memory_to_link_ratios",
     "pcie_bandwidth",
+    "time_breakdown",
+    "transfer_times",
 ]
 
 #: Transfer rate per lane in GT/s (gigatransfers per second) and the source of each figure.
@@ -263,3 +266,86 @@ def measure(sizes: Sequence[int], repeat: int = 20) -> list[dict]:
     with warnings.catch_warnings():  # the NumPy-argument launch warns about its copies: on purpose
         warnings.simplefilter("ignore", NumbaPerformanceWarning)
         return _measure([int(n) for n in sizes], repeat, "gpu")
+
+
+# --- pictures ---------------------------------------------------------------------------------
+
+_STEP_STYLE = {
+    "to device, pinned": ("tab:blue", "-", "o"),
+    "to device, pageable": ("tab:blue", ":", "o"),
+    "to host, pinned": ("tab:green", "-", "s"),
+    "to host, pageable": ("tab:green", ":", "s"),
+    "kernel": ("tab:red", "-", "D"),
+    "kernel with NumPy arguments": ("tab:purple", "--", "^"),
+}
+
+
+def time_breakdown(estimates: dict, *, title: str = ""):
+    """Horizontal bars of copy-in, kernel and copy-out times, one bar per labelled Estimate."""
+    import matplotlib.pyplot as plt
+
+    labels = list(estimates)
+    fig, ax = plt.subplots(figsize=(8.5, 0.55 * len(labels) + 1.4), layout="constrained")
+    left = np.zeros(len(labels))
+    for part, colour in (
+        ("to_device", "tab:blue"),
+        ("kernel", "tab:red"),
+        ("to_host", "tab:green"),
+    ):
+        widths = np.array([getattr(estimates[k], part) * 1e3 for k in labels])
+        ax.barh(labels, widths, left=left, color=colour, label=part.replace("_", " "))
+        left += widths
+    for y, key in enumerate(labels):
+        share = estimates[key].transfer_share
+        ax.text(left[y], y, f"  {share:.0%} copying", va="center", fontsize=8)
+    ax.set_xlim(0, left.max() * 1.25)
+    ax.set_xlabel("time (ms), if each step ran at its bandwidth")
+    ax.invert_yaxis()
+    ax.legend(loc="lower right", fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return fig
+
+
+def transfer_times(rows: list[dict], *, references: dict | None = None, title: str = ""):
+    """Measured copy and kernel times (median, bars for the quartiles) and the rates they reach.
+
+    ``rows`` are :func:`gu.transfers.measure` results; ``references`` maps labels to bandwidths
+    in bytes/s (a link's rate, the GPU memory's peak), drawn as lines on the right-hand panel.
+    """
+    import matplotlib.pyplot as plt
+
+    if not rows:
+        raise ValueError("no measurements to draw")
+    fig, (times, rates) = plt.subplots(1, 2, figsize=(12, 4.4), layout="constrained")
+    steps = [step for step in _STEP_STYLE if any(r["step"] == step for r in rows)]
+    for step in steps:
+        mine = sorted((r for r in rows if r["step"] == step), key=lambda r: r["n"])
+        mib = np.array([4 * r["n"] / 2**20 for r in mine])
+        median = np.array([r["median_s"] for r in mine]) * 1e3
+        spread = np.array([[r["median_s"] - r["q1_s"], r["q3_s"] - r["median_s"]] for r in mine])
+        colour, line, marker = _STEP_STYLE[step]
+        style = dict(color=colour, ls=line, marker=marker, ms=4, label=step)
+        times.errorbar(mib, median, yerr=spread.T * 1e3, capsize=2, **style)
+        if step != "kernel with NumPy arguments":  # its time mixes copies and the kernel
+            rates.plot(mib, [r["gb_per_s"] for r in mine], **style)
+    times.set(xscale="log", yscale="log", xlabel="MiB per array", ylabel="time (ms)")
+    times.set_title("time per step (median; bars: quartiles)", fontsize=9)
+    rates.set(xscale="log", yscale="log", xlabel="MiB per array", ylabel="GB/s achieved")
+    rates.set_title("bytes moved / time", fontsize=9)
+    for label, value in (references or {}).items():
+        rates.axhline(value / 1e9, color="0.4", lw=0.8, ls="-.")
+        rates.annotate(
+            f"{label}: {value / 1e9:,.0f} GB/s",
+            (0.02, value / 1e9),
+            xycoords=("axes fraction", "data"),
+            fontsize=7,
+            va="bottom",
+            color="0.3",
+        )
+    times.legend(fontsize=7)
+    for ax in (times, rates):
+        ax.grid(True, which="major", alpha=0.3)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig

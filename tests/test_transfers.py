@@ -114,3 +114,48 @@ def test_measure_on_a_gpu_gives_plausible_rates():
     copy = by_step["to device, pinned"]["gb_per_s"]
     assert copy > 0 and np.isfinite(by_step["kernel"]["median_s"])
     assert by_step["kernel"]["gb_per_s"] > copy  # on-device memory beats the host link
+
+
+# --- transfer charts --------------------------------------------------------------------------
+
+
+def test_time_breakdown_draws_one_stacked_bar_per_estimate():
+    link = gu.transfers.pcie_bandwidth("4.0")
+    estimates = {
+        gpu: gu.transfers.estimate(8e6, 12e6, 4e6, link_bandwidth=link, memory_bandwidth=bw)
+        for gpu, bw in (("A", 2e12), ("B", 3e12))
+    }
+    figure = transfers.time_breakdown(estimates, title="t")
+    (ax,) = figure.axes
+    assert len(ax.patches) == 6  # copy in, kernel, copy out for each
+    expected = [f"{e.transfer_share:.0%} copying" for e in estimates.values()]
+    assert [t.get_text().strip() for t in ax.texts] == expected == ["98% copying", "99% copying"]
+
+
+STEPS = (
+    "to device, pinned",
+    "to device, pageable",
+    "kernel",
+    "to host, pinned",
+    "to host, pageable",
+    "kernel with NumPy arguments",
+)
+
+
+def test_transfer_times_draws_measurement_rows():
+    rows = [  # the shape of gu.transfers.measure's rows (tests/test_transfers.py runs it)
+        {"n": n, "step": step, "bytes": 4 * n, "median_s": t, "q1_s": 0.9 * t, "q3_s": 1.2 * t}
+        | {"gb_per_s": 4 * n / t / 1e9}
+        for n in (2**16, 2**20)
+        for step, t in zip(
+            STEPS, np.array([1.0, 2.0, 0.05, 1.0, 2.0, 6.0]) * n * 4 / 25e9, strict=True
+        )
+    ]
+    references = {"PCIe 4.0 x16": 3.15e10, "GPU memory": 3e12}
+    figure = transfers.transfer_times(rows, references=references, title="x")
+    times, rates = figure.axes
+    assert len(times.containers) == 6  # one errorbar series per step
+    assert len(rates.get_lines()) == 5 + 2  # the NumPy-argument launch has no rate; two references
+    assert "PCIe 4.0 x16: 32 GB/s" in [t.get_text() for t in rates.texts]
+    with pytest.raises(ValueError, match="no measurements"):
+        transfers.transfer_times([])
