@@ -1,17 +1,14 @@
 """benchmarks/kernels.py: it refuses on the simulator, and every registered benchmark's kernel is
 correct (setup, run and verify at its tiny size, on the simulator)."""
 
-import importlib
 import subprocess
 import sys
 
+import kernels  # benchmarks/kernels.py, on the path through pyproject.toml
 import pytest
 
 import gpu_utils as gu
 from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmarks/ is a folder of scripts, not a package
-kernels = importlib.import_module("kernels")
 
 pytestmark = pytest.mark.skipif(gu.mode != "simulator", reason="simulator-side checks")
 

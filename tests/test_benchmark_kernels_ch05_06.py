@@ -2,13 +2,7 @@
 targets on the kernels they apply to (tests/test_benchmark_kernels.py runs every registered kernel
 at its tiny size on the simulator)."""
 
-import importlib
-import sys
-
-from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmarks/ is a folder of scripts, not a package
-kernels = importlib.import_module("kernels")
+import kernels  # benchmarks/kernels.py, on the path through pyproject.toml
 
 
 def test_reductions_and_matmuls_are_registered_with_their_targets():
