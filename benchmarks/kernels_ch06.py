@@ -24,24 +24,33 @@ def matmul_naive(a, b, out):
         out[row, col] = acc
 
 
-@cuda.jit
-def matmul_tiled(a, b, out):
-    a_tile = cuda.shared.array((TILE, TILE), float32)
-    b_tile = cuda.shared.array((TILE, TILE), float32)
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    col, row = cuda.grid(2)
-    m, k_total = a.shape
-    n = b.shape[1]
-    acc = float32(0.0)
-    for k0 in range(0, k_total, TILE):
-        a_tile[ty, tx] = a[row, k0 + tx] if row < m and k0 + tx < k_total else 0.0
-        b_tile[ty, tx] = b[k0 + ty, col] if k0 + ty < k_total and col < n else 0.0
-        cuda.syncthreads()
-        for k in range(TILE):
-            acc += a_tile[ty, k] * b_tile[k, tx]
-        cuda.syncthreads()
-    if row < m and col < n:
-        out[row, col] = acc
+def tiled(TILE: int):
+    """The notebook's shared-memory tiled kernel for TILE x TILE tiles and thread blocks (the
+    closure's value is a compile-time constant, like a module global)."""
+
+    @cuda.jit
+    def matmul_tiled(a, b, out):
+        a_tile = cuda.shared.array((TILE, TILE), float32)
+        b_tile = cuda.shared.array((TILE, TILE), float32)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        col, row = cuda.grid(2)
+        m, k_total = a.shape
+        n = b.shape[1]
+        acc = float32(0.0)
+        for k0 in range(0, k_total, TILE):
+            a_tile[ty, tx] = a[row, k0 + tx] if row < m and k0 + tx < k_total else 0.0
+            b_tile[ty, tx] = b[k0 + ty, col] if k0 + ty < k_total and col < n else 0.0
+            cuda.syncthreads()
+            for k in range(TILE):
+                acc += a_tile[ty, k] * b_tile[k, tx]
+            cuda.syncthreads()
+        if row < m and col < n:
+            out[row, col] = acc
+
+    return matmul_tiled
+
+
+matmul_tiled = tiled(TILE)
 
 
 def register_tiled(BM: int, BK: int, TM: int):
