@@ -323,11 +323,18 @@ def _check_tiling_case(function, rng, case) -> CheckResult | None:
         return failed(
             "systolic_tiling", f"With {label}, your function returned None.", "return the output."
         )
-    got = np.asarray(got, dtype=float)
+    try:
+        got = np.asarray(got, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return failed(
+            "systolic_tiling",
+            f"With {label}, your function returned {type(got).__name__}, not an array of numbers.",
+            "return the output matrix, a NumPy array of shape (M, N).",
+        )
     expected = a @ b
     if got.shape != expected.shape:
         hint = "the output is (M, N), the shape of a @ b."
-        if got.shape[0] == m and got.shape[1] > n:
+        if got.ndim == 2 and got.shape[0] == m and got.shape[1] > n:
             hint = f"cut the zero padding off the output: return out[:, :{n}], shape (M, N)."
         return failed(
             "systolic_tiling",
