@@ -2,6 +2,8 @@
 
 ``occupancy_calculator()`` puts sliders on ``gu.occupancy.occupancy`` and redraws a plot of
 occupancy against block size; ``occupancy_plot`` draws that plot on its own, for static pages.
+``planner()`` (chapter 10) puts controls on ``gu.parallelism.plan`` and plots memory and step
+time of the best layouts; ``planner_plot`` draws that plot on its own.
 This module depends on the calculators only, never on a notebook.
 """
 
@@ -11,7 +13,15 @@ import html
 
 from . import occupancy as occ
 
-__all__ = ["OccupancyCalculator", "occupancy_calculator", "occupancy_plot"]
+__all__ = [
+    "PLANNER_MODELS",
+    "OccupancyCalculator",
+    "PlannerWidget",
+    "occupancy_calculator",
+    "occupancy_plot",
+    "planner",
+    "planner_plot",
+]
 
 KB = occ.KB
 
@@ -151,3 +161,151 @@ def occupancy_calculator(compute_capability: object | None = None) -> OccupancyC
         known = occ.compute_capabilities()
         compute_capability = mine if mine in known else (9, 0)
     return OccupancyCalculator(compute_capability)
+
+
+# --- the training planner (chapter 10) -----------------------------------------------------------
+
+PLANNER_MODELS = {
+    # Llama 3 shapes (Llama Team, "The Llama 3 Herd of Models", 2024, Table 3), sequence 8192;
+    # the planner counts them as dense GPT layers of 12 h^2 parameters.
+    "8B (Llama 3 shape)": dict(params=8.0e9, layers=32, hidden=4096, heads=32),
+    "70B (Llama 3 shape)": dict(params=70.6e9, layers=80, hidden=8192, heads=64),
+    "405B (Llama 3 shape)": dict(params=405e9, layers=126, hidden=16384, heads=128),
+}
+
+
+def _layout_label(layout) -> str:
+    r = {"none": "", "selective": " sel", "full": " full"}[layout.recompute]
+    v = f" v{layout.interleave}" if layout.interleave > 1 else ""
+    return f"{layout.dp}x{layout.tp}x{layout.pp} Z{layout.zero_stage} m{layout.micro_batches}{v}{r}"
+
+
+def planner_plot(layouts, usable_bytes: float, top: int = 12, axes=None):
+    """Memory per GPU and step time of the first ``top`` layouts; returns the two axes."""
+    import matplotlib.pyplot as plt
+
+    shown = layouts[:top]
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+    ax_mem, ax_time = axes
+    labels = [_layout_label(x) for x in shown]
+    y = range(len(shown))
+    colors = ["tab:blue" if x.fits else "tab:red" for x in shown]
+    ax_mem.barh(y, [x.memory_per_gpu / 2**30 for x in shown], color=colors)
+    ax_mem.axvline(usable_bytes / 2**30, color="black", ls="--", lw=1)
+    ax_mem.set_yticks(list(y), labels, fontsize=8)
+    ax_mem.invert_yaxis()
+    ax_mem.set_xlabel("memory per GPU (GiB)")
+    ax_time.barh(y, [x.step_time for x in shown], color=colors)
+    ax_time.set_xlabel("step time (s), model estimate")
+    ax_mem.set_title("DPxTPxPP, ZeRO, micro-batches, virtual stages; dashed: usable", fontsize=9)
+    ax_time.set_title("red: does not fit", fontsize=9)
+    return axes
+
+
+class PlannerWidget:
+    """Controls for ``gu.parallelism.plan``: model, GPU, nodes, batch, assumed MFU; a table of the
+    best layouts and a plot of their memory and step time. ``summary.value`` is the table."""
+
+    def __init__(
+        self,
+        model: str = "70B (Llama 3 shape)",
+        gpu: str = "H100-SXM",
+        nodes: int = 8,
+        batch_millions: int = 4,
+    ):
+        import ipywidgets as w
+
+        from . import specs
+
+        gpus = [name for name in specs.names() if specs.get(name).nvlink_bandwidth]
+        self.model = w.Dropdown(options=list(PLANNER_MODELS), value=model, description="model")
+        self.gpu = w.Dropdown(options=gpus, value=gpu, description="GPU")
+        self.nodes = w.Dropdown(
+            options=[1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048],
+            value=nodes,
+            description="nodes of 8",
+        )
+        self.batch = w.Dropdown(
+            options=[(f"{n}M tokens", n * 2**20) for n in (1, 2, 4, 8, 16)],
+            value=batch_millions * 2**20,
+            description="global batch",
+        )
+        self.mfu = w.FloatSlider(value=0.5, min=0.2, max=0.8, step=0.05, description="MFU")
+        self.summary = w.HTML()
+        self.plot = w.Output()
+        for control in (self.model, self.gpu, self.nodes, self.batch, self.mfu):
+            control.style.description_width = "initial"
+            control.observe(self._changed, names="value")
+        rows = [w.HBox([self.model, self.gpu, self.nodes]), w.HBox([self.batch, self.mfu])]
+        self.widget = w.VBox([*rows, self.summary, self.plot])
+        self.layouts: list = []
+        self.update()
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def _changed(self, _change) -> None:
+        self.update()
+
+    def inputs(self):
+        """The (Model, Cluster, global_batch_tokens) the controls describe."""
+        from . import parallelism as par
+
+        shape = PLANNER_MODELS[self.model.value]
+        model = par.Model(seq_len=8192, vocab=128256, **shape)
+        return model, par.Cluster(self.gpu.value, 8, self.nodes.value), self.batch.value
+
+    def update(self) -> None:
+        """Re-plan and redraw."""
+        from . import parallelism as par
+        from . import specs
+
+        model, cluster, batch = self.inputs()
+        try:
+            self.layouts = par.plan(model, cluster, batch, mfu=self.mfu.value)
+        except ValueError as error:  # e.g. a batch that does not split: shown, not raised
+            self.layouts = []
+            self.summary.value = f"<b>cannot plan</b>: {html.escape(str(error))}"
+            return
+        if not self.layouts:
+            self.summary.value = (
+                f"<b>no layout</b>: {batch // model.seq_len} sequences do not split over "
+                f"{cluster.n_gpus} GPUs"
+            )
+            self.plot.clear_output()
+            return
+        rows = "".join(
+            f"<tr><td>{html.escape(x.describe())}</td><td>{x.mfu:.0%}</td></tr>"
+            for x in self.layouts[:5]
+        )
+        fitting = sum(x.fits for x in self.layouts)
+        self.summary.value = (
+            f"{len(self.layouts)} layouts, {fitting} fit. Estimates from gu.parallelism's cost "
+            f"model at an assumed MFU of {self.mfu.value:.0%}, not measurements."
+            f"<table><tr><th>best layouts</th><th>implied MFU</th></tr>{rows}</table>"
+        )
+        usable = 0.9 * specs.get(cluster.gpu).hbm_bytes
+        self._draw(usable)
+
+    def _draw(self, usable: float) -> None:
+        import matplotlib.pyplot as plt
+
+        self.plot.clear_output(wait=True)
+        with self.plot:
+            fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+            planner_plot(self.layouts, usable, axes=axes)
+            fig.subplots_adjust(
+                left=0.2, right=0.98, bottom=0.15, wspace=0.05
+            )  # cheaper than tight
+            plt.show()
+            plt.close(fig)
+
+
+def planner(
+    model: str = "70B (Llama 3 shape)", gpu: str = "H100-SXM", nodes: int = 8, batch_millions=4
+):
+    """A training planner to display (chapter 10): see :class:`PlannerWidget`.
+
+    ``batch_millions``: the global batch in units of 2**20 tokens (1, 2, 4, 8 or 16)."""
+    return PlannerWidget(model, gpu, nodes, batch_millions)
