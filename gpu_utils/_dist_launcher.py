@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import datetime
+import importlib
 import os
 import pickle
 import re
@@ -36,6 +37,9 @@ FAILURE_GRACE = 1.0
 DUMP_WAIT = 3.0
 #: Inside a rank, where its tensors belong ("cuda:1" or "cpu"); read by ``gu.dist.device()``.
 DEVICE_VARIABLE = "GPU_COURSE_DIST_DEVICE"
+#: Modules (comma-separated) the launcher imports before starting ranks, e.g. "torch._dynamo",
+#: which a torch optimizer imports on first use: seconds in every rank otherwise (chapter 09).
+PRELOAD_VARIABLE = "GPU_COURSE_DIST_PRELOAD"
 
 
 @dataclass
@@ -115,18 +119,15 @@ def _rank_main(rank: int, job: Job, run_dir: str) -> int:
 
         fn, *args = pickle.loads(job.payload)
         timeout = datetime.timedelta(seconds=job.timeout + 30)  # our own timeout comes first
+        # The launcher already listens on job.port (see _Run): every rank is a client.
+        store = dist.TCPStore("127.0.0.1", job.port, is_master=False, timeout=timeout)
+        group = dict(store=store, rank=rank, world_size=world_size, timeout=timeout)
         if backend == "nccl":
             torch.cuda.set_device(rank)
-            dist.init_process_group(
-                "nccl",
-                rank=rank,
-                world_size=world_size,
-                timeout=timeout,
-                device_id=torch.device("cuda", rank),
-            )
+            dist.init_process_group("nccl", device_id=torch.device("cuda", rank), **group)
         else:
             torch.set_num_threads(max(1, (os.cpu_count() or 1) // world_size))
-            dist.init_process_group("gloo", rank=rank, world_size=world_size, timeout=timeout)
+            dist.init_process_group("gloo", **group)
         # Every rank finishes connecting before any starts: otherwise a rank whose function
         # returns at once closes its connections while others are still making theirs.
         dist.barrier(**({"device_ids": [rank]} if backend == "nccl" else {}))
@@ -166,10 +167,22 @@ def _loopback_interface() -> str | None:
 # --- the launcher -----------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def _rendezvous(timeout: float):
+    """The run's TCPStore server, listening on a port the system chose (``.port``).
+
+    The launcher holds it for the whole run, so no other process can take the port between
+    choosing it and listening on it, as with a port that was only probed free (EADDRINUSE when
+    several runs start at once, as parallel tests do).
+    """
+    import torch.distributed as dist
+
+    return dist.TCPStore(
+        "127.0.0.1",
+        0,
+        is_master=True,
+        wait_for_workers=False,
+        timeout=datetime.timedelta(seconds=timeout + 30),
+    )
 
 
 def kill_group(pgid: int, signum: int = signal.SIGKILL if hasattr(signal, "SIGKILL") else 9):
@@ -203,7 +216,8 @@ class _Run:
     def __init__(self, job: Job, results: Connection, requests: Connection):
         self.job, self.results, self.requests = job, results, requests
         self.run_dir = tempfile.mkdtemp(prefix="gu-dist-")
-        self.job.port = _free_port()
+        self.store = _rendezvous(job.timeout)
+        self.job.port = self.store.port
         self.ranks: list[_Rank] = []
         self.pgid = 0
         self.partial: dict[int, str] = {}
@@ -416,6 +430,7 @@ class _Run:
                     with contextlib.suppress(ChildProcessError):
                         os.waitpid(rank.pid, 0)
         shutil.rmtree(self.run_dir, ignore_errors=True)
+        self.store = None  # stops listening
 
 
 def _line_buffered(fd: int):
@@ -438,6 +453,10 @@ def _serve(requests: Connection, results: Connection) -> None:
             job = requests.recv()
         except (EOFError, OSError):
             return
+        env = job.env if hasattr(job, "env") else job.get("env", {})
+        for module in filter(None, env.get(PRELOAD_VARIABLE, "").split(",")):
+            with contextlib.suppress(ImportError):  # once per launcher; every rank starts with it
+                importlib.import_module(module)
         current = _Run(job, results, requests)
         try:
             current.start()
