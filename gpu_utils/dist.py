@@ -48,6 +48,8 @@ __all__ = [
 DEFAULT_TIMEOUT = 60.0
 #: Extra seconds the notebook waits for the launcher beyond the run's own timeout.
 LAUNCHER_GRACE = 15.0
+#: Seconds a launcher may take to start the ranks (it imports PyTorch first).
+LAUNCHER_START = 120.0
 _START = os.environ.get("GPU_COURSE_DIST_START") or ("fork" if sys.platform == "linux" else "exec")
 _FRAME = re.compile(r'File "(?P<file>.*)", line (?P<line>\d+) in (?P<name>\S+)')
 
@@ -283,7 +285,9 @@ def _run_job(job: Job) -> list[Any]:
         _stop_launcher()
         _launcher = _start_launcher()
     launcher = _launcher
-    deadline = time.monotonic() + job.timeout + LAUNCHER_GRACE
+    # Until the ranks have started, allow for the launcher importing PyTorch (slow on a busy
+    # machine); from then on the run has its own timeout and the launcher its grace.
+    deadline = time.monotonic() + LAUNCHER_START + job.timeout + LAUNCHER_GRACE
     last_error_line: dict[int, str] = {}
     try:
         launcher.to_launcher.send(job)
@@ -297,6 +301,7 @@ def _run_job(job: Job) -> list[Any]:
             kind = message[0]
             if kind == "started":
                 launcher.pgid = message[1]
+                deadline = time.monotonic() + job.timeout + LAUNCHER_GRACE
             elif kind == "out":
                 _print_line(*message[1:])
                 if message[2] == "stderr" and message[3].strip():
