@@ -10,6 +10,10 @@ from numba import cuda, float32
 
 TILE, ROWS = 32, 8
 STENCIL_THREADS = 128
+# A shared array's shape must be numbers or global constants: numba's CUDA compiler rejects an
+# expression such as TILE + 1 there (the simulator does not), so the sums are constants too.
+PADDED = TILE + 1  # + 1: a column spans all 32 banks
+STENCIL_CELLS = STENCIL_THREADS + 2  # the block's values and one halo cell on each side
 
 
 @cuda.jit
@@ -46,7 +50,7 @@ def transpose_tiled_unpadded(a, out):
 
 @cuda.jit
 def transpose_tiled(a, out):
-    tile = cuda.shared.array((TILE, TILE + 1), float32)  # + 1: a column spans all 32 banks
+    tile = cuda.shared.array((TILE, PADDED), float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     x = cuda.blockIdx.x * TILE + tx
     y = cuda.blockIdx.y * TILE + ty
@@ -63,7 +67,7 @@ def transpose_tiled(a, out):
 
 @cuda.jit
 def stencil_shared(x, out):
-    tile = cuda.shared.array(STENCIL_THREADS + 2, float32)
+    tile = cuda.shared.array(STENCIL_CELLS, float32)
     t = cuda.threadIdx.x
     i = cuda.grid(1)
     n = x.size

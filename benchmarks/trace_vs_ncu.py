@@ -34,6 +34,7 @@ from numba import cuda, float32
 import gpu_utils as gu
 
 TILE, ROWS = 32, 8
+PADDED = TILE + 1  # a shared array's shape must be numbers or global constants, not TILE + 1
 METRICS = {
     "load requests": "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
     "load sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
@@ -74,7 +75,7 @@ def transpose_unpadded(a, out):
 
 @cuda.jit
 def transpose_padded(a, out):
-    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    tile = cuda.shared.array((TILE, PADDED), float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
     for j in range(0, TILE, ROWS):
