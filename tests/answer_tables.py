@@ -1,8 +1,14 @@
-"""The standard checker tests for a chapter whose answers are functions returning a value.
+"""The standard, table-driven checker tests.
 
-A test module lists, per exercise, correct answers (written differently from the solutions) and
-known mistakes (value, the words its hint must contain), then takes the four tests from here.
+Value exercises: a test module lists, per exercise, correct answers (written differently from the
+solutions) and known mistakes (value, the words its hint must contain), then takes the four tests
+of ``answer_table_tests``. Kernel exercises: the chapter's corpus in ``tests/kernel_answers``
+(kernel source text) gives the tests of ``kernel_table_tests``, and ``solution_kernel_tests``
+checks the lab's own solutions with the same checkers.
 """
+
+import re
+from pathlib import Path
 
 import pytest
 
@@ -51,3 +57,118 @@ def answer_table_tests(chapter: str, correct: dict, mistakes: dict):
         test_mistakes_fail_with_their_hint,
         test_a_stub_is_not_attempted_yet,
     )
+
+
+# --- kernel exercises: a corpus of answers as source text (tests/kernel_answers) ---------------
+
+
+def _params(answers: dict, correct: bool) -> list:
+    """pytest params (exercise_id, answer) with ids exercise/name, xfail where a fix is awaited."""
+    from kernel_answers import CORRECT
+
+    params = []
+    for exercise_id, table in answers.items():
+        for answer in table:
+            if (answer.kind == CORRECT) != correct:
+                continue
+            marks = (
+                [pytest.mark.xfail(strict=True, reason=answer.waiting)] if answer.waiting else []
+            )
+            params.append(
+                pytest.param(exercise_id, answer, id=f"{exercise_id}/{answer.name}", marks=marks)
+            )
+    return params
+
+
+def kernel_table_tests(chapter: str, answers: dict, constants: dict | None = None):
+    """Tests for a chapter's kernel exercises from its corpus ``answers`` ({exercise_id:
+    [Answer, ...]}): every kernel exercise has at least two correct alternatives and six wrong
+    answers of at least four kinds; alternatives pass; each wrong answer fails with its hint,
+    without the words of another mistake's hint, and no message shows a traceback or the
+    simulator's internals. ``constants`` are the lab's module-level names (BLOCK, TILE, ...)."""
+    from kernel_answers import CORRECT, FORBIDDEN, load
+
+    def test_every_kernel_exercise_has_its_corpus():
+        kernels = [e for e in gu.exercises.ids(chapter) if gu.exercises.get(e).kind == "kernel"]
+        assert set(answers) == set(kernels)
+        for exercise_id, table in answers.items():
+            names = [a.name for a in table]
+            assert len(names) == len(set(names)), f"{exercise_id}: answer names repeat"
+            mistakes = [a for a in table if a.kind != CORRECT]
+            assert sum(a.kind == CORRECT for a in table) >= 2, exercise_id
+            assert len(mistakes) >= 6, exercise_id
+            assert len({a.kind for a in mistakes}) >= 4, exercise_id
+
+    @pytest.mark.parametrize("exercise_id, answer", _params(answers, correct=True))
+    def test_alternative_correct_answers_pass(exercise_id, answer):
+        result = gu.exercises.check(exercise_id, load(exercise_id, answer, constants))
+        assert result.passed, result.message
+        assert "passed" in result.message
+
+    @pytest.mark.parametrize("exercise_id, answer", _params(answers, correct=False))
+    def test_wrong_answers_fail_with_their_own_hint(exercise_id, answer):
+        result = gu.exercises.check(exercise_id, load(exercise_id, answer, constants))
+        assert not result.passed, result.message
+        assert result.attempted, result.message
+        for words in answer.hints:
+            assert words in result.message, result.message
+        for words in answer.absent + FORBIDDEN:
+            assert words not in result.message, result.message
+
+    return (
+        test_every_kernel_exercise_has_its_corpus,
+        test_alternative_correct_answers_pass,
+        test_wrong_answers_fail_with_their_own_hint,
+    )
+
+
+def _solution_cells(notebook: Path) -> tuple[dict, dict]:
+    """From a solution notebook: {exercise_id: name checked}, and the namespace made by running
+    only its cells of imports, assignments and definitions (never a launch, a plot or a check)."""
+    import ast
+    import json
+    import linecache
+
+    quiet = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.FunctionDef)
+    checked, namespace = {}, {"__name__": "__main__", "gu": gu}  # as after the first cell
+    cells = json.loads(notebook.read_text())["cells"]
+    for number, cell in enumerate(cells):
+        if cell["cell_type"] != "code":
+            continue
+        text = "".join(cell["source"])
+        checked.update(re.findall(r'gu\.exercises\.check\(\s*"(\w+)",\s*(\w+)\s*\)', text))
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:  # a shell or magic line (`!pip ...`, `%time`): not Python to run
+            continue
+        if tree.body and all(isinstance(node, quiet) for node in tree.body):
+            filename = f"/tmp/ipykernel_solutions/{notebook.stem}_{number}.py"
+            linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+            exec(compile(tree, filename, "exec"), namespace)
+    return checked, namespace
+
+
+def solution_kernel_tests(chapter: str):
+    """A test that the lab's own solution passes each kernel exercise of ``chapter``, with the
+    checker's current cases (adversarial inputs included), without executing the notebook."""
+    notebook = Path(__file__).resolve().parent.parent / "solutions" / f"{chapter}_lab.ipynb"
+    if not notebook.exists():  # chapter 06's lab is called 06_matmul_lab
+        notebook = next(notebook.parent.glob(f"{chapter[:2]}_*_lab.ipynb"))
+    kernels = [e for e in gu.exercises.ids(chapter) if gu.exercises.get(e).kind == "kernel"]
+
+    @pytest.mark.parametrize("exercise_id", kernels)
+    def test_the_labs_solution_passes(exercise_id):
+        checked, namespace = _cached_solution_cells(notebook)
+        result = gu.exercises.check(exercise_id, namespace[checked[exercise_id]])
+        assert result.passed, result.message
+
+    return test_the_labs_solution_passes
+
+
+_SOLUTIONS: dict = {}
+
+
+def _cached_solution_cells(notebook: Path) -> tuple[dict, dict]:
+    if notebook not in _SOLUTIONS:
+        _SOLUTIONS[notebook] = _solution_cells(notebook)
+    return _SOLUTIONS[notebook]

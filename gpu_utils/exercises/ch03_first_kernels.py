@@ -64,11 +64,53 @@ def _out_of_bounds(error: str) -> tuple[int, int, int] | None:
     return tuple(int(g) for g in match.groups()) if match else None
 
 
+def index_error_target(case: Case, error: str) -> str:
+    """What an out-of-bounds index hit, from the checker's account of the error (its ``array``,
+    ``is_global``, ``axis``, ``size`` and the line's ``source`` where known): "shared" (an array
+    of the kernel's own, such as a shared tile), "write" (a store into a kernel argument), "read"
+    (a load from one), or "" when it cannot be told."""
+    array = getattr(error, "array", "")
+    axis, size = getattr(error, "axis", None), getattr(error, "size", None)
+    if axis is None or size is None:
+        bounds = _out_of_bounds(error)
+        if not bounds:
+            return ""
+        _, axis, size = bounds
+    if array and not getattr(error, "is_global", True):
+        return "shared"
+    if array:
+        source = getattr(error, "source", "")
+        store = re.match(rf"\s*{re.escape(array)}\s*\[[^\]]*\]\s*[-+*/]?=(?!=)", source)
+        return "write" if store else "read"
+    arrays = [*case.inputs, *case.outputs]
+    if not any(np.ndim(a) > axis and np.shape(a)[axis] == size for a in arrays):
+        return "shared"
+    return ""
+
+
+def _outside_the_matrix(case: Case, error: str) -> bool:
+    """True when the thread named in an index error of a 2-D launch has no element of the
+    output: its row or column lies past the matrix (the missing-guard mistake)."""
+    match = re.search(r"thread \((\d+), (\d+), \d+\) of block \((\d+), (\d+), \d+\)", error)
+    if not match:
+        return False
+    tx, ty, bx, by = (int(g) for g in match.groups())
+    rows, cols = case.expected[0].shape
+    return by * BLOCK_2D[1] + ty >= rows or bx * BLOCK_2D[0] + tx >= cols
+
+
 def _one_d_hint(mismatch: Mismatch, fallback: str) -> str:
     """Hints for the indexing mistakes every 1-D, one-thread-per-element kernel can make."""
+    last_only = bool(mismatch.unwritten.ravel()[-1]) and mismatch.unwritten.sum() == 1
+    if _only_first_block_wrote(mismatch, THREADS_1D) and last_only:  # n = one block + 1
+        return (
+            f"only the last element, out[{mismatch.got.size - 1}], is missing. Either the guard "
+            "is one short (use `if i < out.size:`, not `i < out.size - 1`), or every block "
+            "wrote the same first elements: " + _INDEX_HINT
+        )
     if _only_first_block_wrote(mismatch, THREADS_1D):
         return "only the first block's elements were written: " + _INDEX_HINT
-    if mismatch.unwritten.any() and mismatch.unwritten[-1] and mismatch.unwritten.sum() == 1:
+    if last_only:
         return (
             "only the last element is missing: the guard is one short. Use `if i < out.size:` "
             "(not `i < out.size - 1`)."
@@ -224,7 +266,7 @@ def _matmul_error_hint(case: Case, error: str) -> str:
             f"an index ran past K = {k}: the inner loop must run over the shared dimension, "
             "`for k in range(a.shape[1])`."
         )
-    return GUARD_HINT_2D
+    return GUARD_HINT_2D if _outside_the_matrix(case, error) else ""
 
 
 register(
@@ -252,7 +294,7 @@ register(
 
 def _sum_cases(rng: np.random.Generator) -> list[Case]:
     cases = []
-    for n in (1, 200, 1000):
+    for n in (1, 129, 1000):  # one element, one past a block, many blocks
         (x,) = random_inputs(rng, n, low=0.5, high=1.5)  # positive: no cancellation in the sum
         total = np.float32(x.astype(np.float64).sum())
         cases.append(
@@ -306,6 +348,17 @@ def _sum_race_hint(race: Race) -> str:
     return race_hint(race)
 
 
+def _sum_error_hint(case: Case, error: str) -> str:
+    (x,) = case.inputs
+    bounds = _out_of_bounds(error)
+    if bounds and bounds[2] == 1 and x.size != 1:  # the 1-element output, indexed with i
+        return (
+            "`out` has a single element, out[0], which every thread adds into: "
+            "`cuda.atomic.add(out, 0, x[i])` (the index is 0, not i)."
+        )
+    return ""
+
+
 register(
     kernel_exercise(
         id="sum_atomic",
@@ -320,6 +373,7 @@ register(
         cases=_sum_cases,
         hint=_sum_hint,
         guard_hint="guard the work with `if i < x.size:` so threads past the end do nothing.",
+        error_hint=_sum_error_hint,
         race_hint=_sum_race_hint,
     )
 )
@@ -385,10 +439,11 @@ register(
 
 def _clamp_cases(rng: np.random.Generator) -> list[Case]:
     cases = []
-    for n, lo, hi in ((200, -0.5, 0.75), (1000, -1.0, 0.25), (7, -0.25, 0.5)):
+    for n, lo, hi in ((200, -0.5, 0.75), (1000, -1.0, 0.25), (7, -0.25, 0.5), (1, -0.25, 0.5)):
         lo, hi = np.float32(lo), np.float32(hi)
         (x,) = random_inputs(rng, n, low=-2.0, high=2.0)  # about half of x lies outside [lo, hi]
-        x[:3] = (lo - 0.5, 0.5 * (lo + hi), hi + 0.5)  # one of each kind in every case
+        kinds = np.array((lo - 0.5, 0.5 * (lo + hi), hi + 0.5), dtype=np.float32)
+        x[: min(n, 3)] = kinds[: min(n, 3)]  # one of each kind in every case of 3 or more
         cases.append(
             Case(
                 label=f"n = {n}, lo = {lo:g}, hi = {hi:g}",
@@ -526,7 +581,9 @@ def _stencil_error_hint(case: Case, error: str) -> str:
             f"thread {thread} (the last element) read its right neighbour x[{x.size}], past the "
             "end. Read x[i + 1] only when i + 1 < x.size, and use 0 otherwise."
         )
-    return "guard the work with `if i < x.size:` so threads past the end do nothing."
+    if thread is not None and thread >= x.size:
+        return "guard the work with `if i < x.size:` so threads past the end do nothing."
+    return ""
 
 
 register(
@@ -686,7 +743,7 @@ def _bias_error_hint(case: Case, error: str) -> str:
             f"an index ran past {x.shape[1]}, the length of `bias`: the bias has one entry per "
             "column, so read bias[col], not bias[row]."
         )
-    return GUARD_HINT_2D
+    return GUARD_HINT_2D if _outside_the_matrix(case, error) else ""
 
 
 register(
@@ -763,7 +820,7 @@ def _row_sums_error_hint(case: Case, error: str) -> str:
             f"an index ran past the {x.shape[1]} columns of x: a row has x.shape[1] values, so "
             "loop over range(x.shape[1])."
         )
-    return "guard the work with `if row < x.shape[0]:` so threads past the last row do nothing."
+    return ""
 
 
 _row_sums_race_hint = _one_writer_per_element(
@@ -784,6 +841,7 @@ register(
         output_names=("out",),
         cases=_row_sums_cases,
         hint=_row_sums_hint,
+        guard_hint="guard the work with `if row < x.shape[0]:` so threads past the last row do nothing.",
         error_hint=_row_sums_error_hint,
         race_hint=_row_sums_race_hint,
     )

@@ -21,6 +21,7 @@ from ._kernels import (
     uses_shared_memory,
 )
 from ._registry import register
+from .ch03_first_kernels import index_error_target
 
 CHAPTER = "04_memory"
 
@@ -81,6 +82,22 @@ def _copy_hint(case: Case, mismatch: Mismatch) -> str:
     return "every element must be copied exactly once. " + _GRID_STRIDE_HINT
 
 
+_COPY_GUARD_HINT = "keep every index below src.size: loop `while k < src.size` (or with range)."
+
+
+def _index_error(error: str) -> bool:
+    """True for an out-of-bounds index (error hints also receive warp errors)."""
+    return getattr(error, "kind", "out_of_bounds") in ("out_of_bounds", "extra_threads")
+
+
+def _copy_error_hint(case: Case, error: str) -> str:
+    """Any index past the end of src or dst: the loop's bound (the grid has fewer threads than
+    elements, so this is never a thread with no element)."""
+    if not _index_error(error):
+        return ""
+    return _COPY_GUARD_HINT if index_error_target(case, error) in ("read", "write", "") else ""
+
+
 def _copy_race_hint(race) -> str:
     if race.kind == "write-write":
         return (
@@ -103,7 +120,8 @@ register(
         output_names=("dst",),
         cases=_copy_cases,
         hint=_copy_hint,
-        guard_hint="keep every index below src.size: loop `while k < src.size` (or with range).",
+        guard_hint=_COPY_GUARD_HINT,
+        error_hint=_copy_error_hint,
         requirements=(
             coalesced("src", "dst", hint=lambda array, direction: _chunk_hint(array, direction)),
             max_stores_per_element(
@@ -177,6 +195,26 @@ def _transpose_hint(case: Case, mismatch: Mismatch) -> str:
     )
 
 
+_TRANSPOSE_GUARD_HINT = (
+    "check every element against the matrix edges: `if y + j < a.shape[0] and x < "
+    "a.shape[1]:` when loading the tile, and `if y + j < out.shape[0] and x < "
+    "out.shape[1]:` when storing it (x and y recomputed with the block indices swapped)."
+)
+
+
+def _transpose_error_hint(case: Case, error: str) -> str:
+    if not _index_error(error):
+        return ""
+    if index_error_target(case, error) == "shared":
+        return (
+            f"the shared tile must hold the block's whole {TILE}x{TILE} tile, plus one column of "
+            f"padding: `cuda.shared.array(({TILE}, {TILE + 1}), float32)` (numba needs the shape "
+            f"as plain numbers or global constants, not `TILE + 1`), indexed tile[ty + j, tx] "
+            "with j = 0, 8, 16, 24."
+        )
+    return _TRANSPOSE_GUARD_HINT
+
+
 def _transpose_coalescing_hint(array: str, direction: str) -> str:
     if array == "out":
         return (
@@ -203,11 +241,8 @@ register(
         output_names=("out",),
         cases=_transpose_cases,
         hint=_transpose_hint,
-        guard_hint=(
-            "check every element against the matrix edges: `if y + j < a.shape[0] and x < "
-            "a.shape[1]:` when loading the tile, and `if y + j < out.shape[0] and x < "
-            "out.shape[1]:` when storing it (x and y recomputed with the block indices swapped)."
-        ),
+        guard_hint=_TRANSPOSE_GUARD_HINT,
+        error_hint=_transpose_error_hint,
         requirements=(
             coalesced("a", "out", hint=_transpose_coalescing_hint),
             no_bank_conflicts(),
@@ -278,6 +313,25 @@ def _stencil_hint(case: Case, mismatch: Mismatch) -> str:
     )
 
 
+_STENCIL_GUARD_HINT = (
+    "every load and store needs its guard: threads past the end load 0 into the tile "
+    "(`tile[t + 1] = x[i] if i < x.size else 0`) and write nothing."
+)
+
+
+def _stencil_error_hint(case: Case, error: str) -> str:
+    if not _index_error(error):
+        return ""
+    if index_error_target(case, error) == "shared":
+        return (
+            f"the tile needs {STENCIL_THREADS + 2} cells: one per thread plus a halo cell on "
+            f"each side, `cuda.shared.array({STENCIL_THREADS + 2}, float32)` (numba needs the "
+            "size as a number or a global constant, not an expression); thread t keeps x[i] in "
+            "tile[t + 1]."
+        )
+    return _STENCIL_GUARD_HINT
+
+
 register(
     kernel_exercise(
         id="stencil_shared",
@@ -294,10 +348,8 @@ register(
         output_names=("out",),
         cases=_stencil_cases,
         hint=_stencil_hint,
-        guard_hint=(
-            "every load and store needs its guard: threads past the end load 0 into the tile "
-            "(`tile[t + 1] = x[i] if i < x.size else 0`) and write nothing."
-        ),
+        guard_hint=_STENCIL_GUARD_HINT,
+        error_hint=_stencil_error_hint,
         requirements=(
             max_loads_per_element(
                 "x",

@@ -25,6 +25,7 @@ from ._kernels import (
     random_inputs,
 )
 from ._registry import register
+from .ch03_first_kernels import index_error_target
 
 CHAPTER = "05_parallel_patterns"
 BLOCK = 64  # threads per block: two warps
@@ -86,10 +87,15 @@ def _reduction_hint(case: Case, mismatch: Mismatch) -> str:
     )
     if np.allclose(got, half, rtol=1e-5):
         return "only half of each block's values were summed: the first stride is blockDim.x // 2."
-    return (
-        "a value was lost or counted twice. Put cuda.syncthreads() after the load into shared "
-        "memory and after every step of the tree (outside the `if`), halve the stride each step, "
-        "and read s[t + stride] only for t < stride."
+    expected = mismatch.expected.astype(np.float64)
+    wrong = ~np.isclose(got, expected, rtol=1e-5, atol=1e-5)
+    blocks = np.flatnonzero(wrong) if wrong.any() else np.array([0])
+    return (  # no pattern recognised: say what is wrong, and what the algorithm must do
+        f"{int(wrong.sum())} of {got.size} partial sums are off (the first is block {blocks[0]}'s: "
+        f"yours {got[blocks[0]]:.6g}, the sum of its {per_block} values {expected[blocks[0]]:.6g}). "
+        "Each step of the tree must add s[t + stride] into s[t] for t < stride, with the stride "
+        "halving from blockDim.x // 2 to 1, and every thread waiting at cuda.syncthreads() before "
+        "values written in one step are read in the next."
     )
 
 
@@ -102,9 +108,19 @@ def _first_halves(x: np.ndarray) -> np.ndarray:
 
 
 def _reduction_error_hint(case: Case, error: str) -> str:
-    if f"size there is {BLOCK} " in error:  # the shared array
+    target = index_error_target(case, error)
+    if target == "shared":
         return _SHARED_INDEX_HINT
-    return _LOAD_GUARD_HINT
+    if target == "write":
+        array = getattr(error, "array", "") or "out"
+        return (
+            f"threads past the end have no element of `{array}` to write: guard the write, "
+            f"`if i < x.size: {array}[i] = ...` (but not the load into shared memory, or the "
+            "barriers: every thread of the block still takes part in those)."
+        )
+    if target == "read":
+        return _LOAD_GUARD_HINT
+    return ""
 
 
 # --- reduce_block_sum ---------------------------------------------------------------------------
@@ -119,7 +135,7 @@ _TRACED_REDUCTION_N = 4 * BLOCK  # four full blocks: no guard divergence in the 
 
 
 def _block_sum_cases(rng: np.random.Generator) -> list[Case]:
-    return [_reduction_case(rng, n, BLOCK) for n in (BLOCK, 150, 37)]
+    return [_reduction_case(rng, n, BLOCK) for n in (BLOCK, 2 * BLOCK + 1, 37)]
 
 
 register(
@@ -150,7 +166,7 @@ register(
 
 
 def _first_add_cases(rng: np.random.Generator) -> list[Case]:
-    return [_reduction_case(rng, n, 2 * BLOCK) for n in (2 * BLOCK, 300, 70)]
+    return [_reduction_case(rng, n, 2 * BLOCK) for n in (2 * BLOCK, 4 * BLOCK + 1, 70)]
 
 
 register(
@@ -204,7 +220,7 @@ def _total_case(rng: np.random.Generator, n: int) -> Case:
 
 
 def _total_cases(rng: np.random.Generator) -> list[Case]:
-    return [_total_case(rng, n) for n in (BLOCK, 200, 45)]
+    return [_total_case(rng, n) for n in (BLOCK, 2 * BLOCK + 1, 45)]
 
 
 def _total_hint(case: Case, mismatch: Mismatch) -> str:
@@ -236,6 +252,23 @@ def _total_hint(case: Case, mismatch: Mismatch) -> str:
         "v, offset)` for offset = 16, 8, 4, 2, 1 (all five steps), with every lane of the warp "
         "taking part; then lane 0 adds v to total[0] atomically."
     )
+
+
+def _total_error_hint(case: Case, error: str) -> str:
+    (x,) = case.inputs
+    if getattr(error, "kind", "") == "warp":
+        return (
+            "all 32 lanes of warp 0 must reach every shuffle: compute v under the condition "
+            "(`v = s[t] + s[t + 32]` for t < 32, 0 for lanes without a value) and keep the "
+            "shuffles out of any `if` (or `return`) that only some lanes of the warp take."
+        )
+    if getattr(error, "size", None) == 1 and x.size != 1:  # the 1-element total, indexed
+        return (
+            "`total` has a single element: every block adds its sum into total[0], "
+            "`cuda.atomic.add(total, 0, v)` (one partial sum per block, as in reduce_block_sum, "
+            "has no place to go here)."
+        )
+    return _reduction_error_hint(case, error)
 
 
 def _partial_warps_in_shared_steps() -> TraceRequirement:
@@ -286,7 +319,7 @@ register(
         output_names=("total",),
         cases=_total_cases,
         hint=_total_hint,
-        error_hint=_reduction_error_hint,
+        error_hint=_total_error_hint,
         requirements=(_partial_warps_in_shared_steps(),),
         trace_case=lambda rng: _total_case(rng, _TRACED_REDUCTION_N),
     )
@@ -317,7 +350,7 @@ def _window_sums(x: np.ndarray, width: int) -> np.ndarray:
 
 def _scan_cases(rng: np.random.Generator) -> list[Case]:
     cases = []
-    for n in (BLOCK, 90):
+    for n in (BLOCK, 90, 2 * BLOCK + 1):
         (x,) = random_inputs(rng, n, low=0.5, high=1.5)
         cases.append(
             Case(
@@ -347,11 +380,29 @@ def _scan_hint(case: Case, mismatch: Mismatch) -> str:
         )
     if mismatch.unwritten.any():
         return "every thread writes its own element: `out[i] = s[t]` for i < x.size."
-    return (
-        "Hillis-Steele: at each offset, every thread with t >= offset adds s[t - offset]. Read "
-        "all the values of a step before anyone writes: read into a local variable, "
-        "cuda.syncthreads(), then write, cuda.syncthreads() (or use two shared buffers)."
+    if np.allclose(got, _block_suffix_sums(x), rtol=1e-5, atol=1e-5):
+        return (
+            "each output sums x[i] and the values AFTER it in the block: the inclusive scan "
+            "adds the values before it, so thread t adds s[t - offset] (for t >= offset), not "
+            "s[t + offset]."
+        )
+    wrong = np.flatnonzero(~np.isclose(got, expected, rtol=1e-5, atol=1e-5)) if got.size else [0]
+    wrong = wrong if len(wrong) else [0]
+    return (  # no pattern recognised: say what is wrong, and what the algorithm must do
+        f"out[{wrong[0]}] should be x[{(wrong[0] // BLOCK) * BLOCK}] + ... + x[{wrong[0]}] = "
+        f"{expected[wrong[0]]:.6g}. Hillis-Steele: for offset = 1, 2, 4, ..., 32, every thread "
+        "with t >= offset adds s[t - offset], and all the reads of a step happen before any "
+        "write of it (a local variable and cuda.syncthreads() between them, or two buffers)."
     )
+
+
+def _block_suffix_sums(x: np.ndarray) -> np.ndarray:
+    """Within each block of BLOCK values, x[i] + ... + x[end of block]: a scan run backwards."""
+    out = np.empty(x.size, dtype=np.float64)
+    for start in range(0, x.size, BLOCK):
+        part = x[start : start + BLOCK].astype(np.float64)
+        out[start : start + BLOCK] = np.cumsum(part[::-1])[::-1]
+    return out.astype(np.float32)
 
 
 register(
@@ -378,6 +429,7 @@ register(
 def _histogram_case(rng: np.random.Generator, n: int) -> Case:
     values = rng.integers(0, NBINS, size=n).astype(np.int32)
     values[: min(n, 8)] = 3  # a popular bin: atomics on it collide
+    values[-1] = NBINS - 1  # the last bin is always used: an index one past it always shows
     return Case(
         label=f"n = {n}",
         griddim=blocks_for(n, BLOCK),
@@ -447,6 +499,17 @@ def _few_global_atomics() -> TraceRequirement:
     return TraceRequirement("one atomic request to global `bins` per block", check)
 
 
+def _histogram_error_hint(case: Case, error: str) -> str:
+    bounds = getattr(error, "size", None)
+    if bounds == NBINS and index_error_target(case, error) in ("shared", ""):
+        return (
+            f"a bin index is the value itself: values lie in 0..{NBINS - 1}, and value v adds 1 "
+            f"to bin v, `cuda.atomic.add(local, values[i], 1)`; the {NBINS} bins have indices "
+            f"0..{NBINS - 1}."
+        )
+    return ""
+
+
 register(
     kernel_exercise(
         id="histogram_shared",
@@ -461,6 +524,7 @@ register(
         cases=_histogram_cases,
         hint=_histogram_hint,
         guard_hint="guard the count with `if i < values.size:` so threads past the end add nothing.",
+        error_hint=_histogram_error_hint,
         requirements=(_few_global_atomics(),),
         trace_case=lambda rng: _histogram_case(rng, 4 * BLOCK),
     )
@@ -475,10 +539,18 @@ def _softmax(x: np.ndarray) -> np.ndarray:
     return (shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
-def _softmax_case(rng: np.random.Generator, rows: int, cols: int, scale: float) -> Case:
+def _softmax_case(
+    rng: np.random.Generator, rows: int, cols: int, scale: float, negative_row: int | None = None
+) -> Case:
+    """Values in [-scale, scale]; ``negative_row``, if given, holds only values from -120 to -100:
+    float32's exp(x) is subnormal below -87.3 and 0 below -103.9, so only exp(x - max) works."""
     x = rng.uniform(-scale, scale, size=(rows, cols)).astype(np.float32)
+    label = f"x {rows}x{cols}" + (f" with values up to {scale:g}" if scale > 10 else "")
+    if negative_row is not None:
+        x[negative_row] = rng.uniform(-120.0, -100.0, size=cols).astype(np.float32)
+        label += f" whose row {negative_row} is all very negative (-120 to -100)"
     return Case(
-        label=f"x {rows}x{cols}" + (f" with values up to {scale:g}" if scale > 10 else ""),
+        label=label,
         griddim=rows,
         blockdim=BLOCK,
         inputs=(x,),
@@ -491,11 +563,15 @@ def _softmax_case(rng: np.random.Generator, rows: int, cols: int, scale: float) 
 
 def _softmax_cases(rng: np.random.Generator) -> list[Case]:
     # a row of exactly one block; rows longer than the block (and with large values, where
-    # exp overflows unless the maximum is subtracted); rows shorter than a warp
+    # exp overflows unless the maximum is subtracted); rows shorter than a warp; rows one column
+    # longer than the block, one of them all very negative (a running maximum that starts at 0
+    # instead of -inf gives 0 / 0 there); rows of a single column
     return [
         _softmax_case(rng, 1, BLOCK, 3.0),
         _softmax_case(rng, 2, 100, 100.0),
         _softmax_case(rng, 1, 7, 3.0),
+        _softmax_case(rng, 3, BLOCK + 1, 3.0, negative_row=1),
+        _softmax_case(rng, 2, 1, 3.0),
     ]
 
 
@@ -539,6 +615,16 @@ def _softmax_hint(case: Case, mismatch: Mismatch) -> str:
             "the row's maximum first, exp(x - max), as every library softmax does."
         )
     x64 = x.astype(np.float64)
+    bad_rows = (unwritten | mismatch.wrong).any(axis=1)
+    very_negative = x.max(axis=1) < -87.0  # float32 exp(x) is subnormal or 0 across the row
+    if bad_rows.any() and (very_negative[bad_rows]).all() and not very_negative.all():
+        return (
+            "only the rows whose values are all very negative came out wrong: there exp(x - m) "
+            "underflows (to 0, or to imprecise subnormal numbers) unless m is the row's own "
+            "maximum, which is below 0. Start "
+            "each thread's running maximum at -inf (`m = -math.inf`), not 0.0, so that a row "
+            "with no positive value still gets its own maximum."
+        )
     sums = np.exp(x64 - x64.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True)
     if np.allclose(got, np.exp(x64 - sums) / sums, rtol=1e-4, atol=1e-7):
         return (
@@ -559,6 +645,18 @@ def _softmax_hint(case: Case, mismatch: Mismatch) -> str:
     )
 
 
+def _softmax_error_hint(case: Case, error: str) -> str:
+    target = index_error_target(case, error)
+    if target == "shared":
+        return _SHARED_INDEX_HINT
+    if target in ("read", "write"):
+        return (
+            "loop over the row's columns with `for j in range(t, x.shape[1], cuda.blockDim.x):` "
+            "so no thread reads or writes past the end of the row, and use blockIdx.x as the row."
+        )
+    return ""
+
+
 register(
     kernel_exercise(
         id="softmax_rows",
@@ -572,9 +670,6 @@ register(
         output_names=("out",),
         cases=_softmax_cases,
         hint=_softmax_hint,
-        error_hint=lambda case, error: (
-            "loop over the row's columns with `for j in range(t, x.shape[1], cuda.blockDim.x):` "
-            "so no thread reads past the end of the row, and use blockIdx.x as the row."
-        ),
+        error_hint=_softmax_error_hint,
     )
 )

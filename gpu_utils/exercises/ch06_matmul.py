@@ -22,10 +22,12 @@ from ._kernels import (
     kernel_exercise,
     no_bank_conflicts,
     poisoned,
+    race_hint,
     random_inputs,
 )
 from ._numeric import NumericAnswer, numeric_exercise
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
+from .ch03_first_kernels import index_error_target
 
 CHAPTER = "06_matmul"
 TILE = 8  # 8 x 8 = 64 threads: two warps, few enough for the simulator's syncthreads
@@ -95,10 +97,6 @@ _TRAFFIC_HINTS = {
 }
 
 
-def _k_partial(case: Case) -> bool:
-    return case.extra["k"] % K_STEP != 0
-
-
 def _only_part_of_each_block_written(mismatch: Mismatch, per_block: int, part: int) -> bool:
     """True when, in every per_block x per_block tile of out, exactly the top-left part x part
     corner was written (the one-output-per-thread pattern in a 2x2-per-thread launch)."""
@@ -126,24 +124,46 @@ def _matmul_hint(case: Case, mismatch: Mismatch, per_block: int) -> str:
             f"every output needs a thread that writes it: block (bx, by) covers rows "
             f"by*{per_block} to by*{per_block}+{per_block - 1} and the same range of columns."
         )
-    if _k_partial(case):
-        return _ZERO_FILL_HINT.format(k=case.extra["k"], step=K_STEP)
     a, b = case.inputs
     k = a.shape[1]
     full = (k // K_STEP) * K_STEP
     if 0 < full < k and np.allclose(got, a[:, :full] @ b[:full, :], rtol=1e-4, atol=case.atol):
-        return f"only the first {full} of K = {k} terms were summed: loop over ALL tiles of K."
-    wrong = mismatch.wrong
-    if wrong.any() and not np.isnan(expected[wrong]).any():
         return (
-            "in the inner loop, multiply row ty of the A tile by column tx of the B tile: "
-            "`acc += a_tile[ty, k] * b_tile[k, tx]`, with tiles loaded as a_tile[ty, tx] = "
-            "a[row, k0 + tx] and b_tile[ty, tx] = b[k0 + ty, col]."
+            f"only the first {full} of K = {k} terms were summed: the loop over the tiles of K "
+            f"must also take the last, partial tile (`for k0 in range(0, K, {K_STEP})`), with "
+            "0.0 loaded where it hangs over the edge."
         )
-    return "out[row, col] is the dot product of row `row` of a and column `col` of b."
+    stale = _without_zero_fill(case)
+    if stale is not None and np.allclose(got, stale, rtol=1e-4, atol=case.atol):
+        return _ZERO_FILL_HINT.format(k=case.extra["k"], step=K_STEP)
+    wrong = np.argwhere(mismatch.wrong)[0] if mismatch.wrong.any() else np.array([0, 0])
+    return (  # no pattern recognised: say what is wrong, and what the kernel must compute
+        f"out[{wrong[0]}, {wrong[1]}] should be the dot product of row {wrong[0]} of a and column "
+        f"{wrong[1]} of b, {expected[tuple(wrong)]:.6g}. Check the tile loads (a_tile[ty, tx] = "
+        "a[row, k0 + tx], b_tile[ty, tx] = b[k0 + ty, col]), the product in the inner loop "
+        "(`acc += a_tile[ty, k] * b_tile[k, tx]`) and the two cuda.syncthreads() of each step."
+    )
+
+
+def _without_zero_fill(case: Case) -> np.ndarray | None:
+    """What a kernel computes that skips the loads past the end of K instead of loading 0.0:
+    in the last, partial step the tiles keep the previous step's values there, so the products
+    of those K positions are added once more. None when K leaves no previous step to tell by."""
+    a, b = (v.astype(np.float64) for v in case.inputs)
+    k = a.shape[1]
+    rest = k % K_STEP
+    full = k - rest
+    if rest == 0 or full < K_STEP:
+        return None
+    stale = slice(full - K_STEP + rest, full)
+    return a @ b + a[:, stale] @ b[stale, :]
 
 
 def _matmul_error_hint(case: Case, error: str) -> str:
+    if getattr(error, "kind", "out_of_bounds") not in ("out_of_bounds", "extra_threads"):
+        return ""
+    if index_error_target(case, error) == "shared":
+        return ""  # a tile too small for its index: the checker's own hint names the tile
     return _LOAD_GUARD_HINT
 
 
@@ -260,29 +280,70 @@ def _matvec_hint(case: Case, mismatch: Mismatch) -> str:
             "only the first 32 columns were summed: each lane adds columns lane, lane + 32, "
             "lane + 64, ... (`for j in range(lane, a.shape[1], 32):`) before the shuffles."
         )
+    lane0 = products[:, ::32].sum(axis=1)
+    if a.shape[1] > 1 and np.allclose(got, lane0, rtol=1e-4, atol=case.atol):
+        return (
+            "y[row] holds only lane 0's partial sum (columns 0, 32, 64, ...): add up the 32 "
+            "lanes' partial sums with shuffles, `v += cuda.shfl_down_sync(0xFFFFFFFF, v, "
+            "offset)` for offset = 16, 8, 4, 2, 1, before lane 0 writes."
+        )
+    lanes = np.zeros((a.shape[0], 32))  # each lane's partial sum
+    for lane in range(min(32, a.shape[1])):
+        lanes[:, lane] = products[:, lane::32].sum(axis=1)
+    for steps in (1, 2, 3, 4):  # shfl_down with offsets 2**(steps-1), ..., 1: lanes 0..2**steps-1
+        reached = 2**steps
+        if a.shape[1] > reached and np.allclose(
+            got, lanes[:, :reached].sum(axis=1), rtol=1e-4, atol=case.atol
+        ):
+            return (
+                f"only lanes 0 to {reached - 1}'s partial sums reached lane 0: the shuffles need "
+                "all five steps, offsets 16, 8, 4, 2 and 1."
+            )
     if mismatch.unwritten.any():
         return (
             "each warp owns one row: row = blockIdx.x * 2 + threadIdx.x // 32; lane 0 of the "
             "warp writes y[row] (a warp whose row is past the end does nothing)."
         )
-    return (
-        "after each lane has its partial sum, reduce within the warp with all five steps, "
-        "`v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)` for offset = 16, 8, 4, 2, 1; then "
-        "lane 0 holds the row's dot product."
+    row = int(np.argmax(mismatch.wrong)) if mismatch.wrong.any() else 0
+    return (  # no pattern recognised: say what is wrong, and what the kernel must compute
+        f"y[{row}] should be the dot product of row {row} of a with x, "
+        f"{mismatch.expected[row]:.6g}. Each lane adds a[row, j] * x[j] for j = lane, lane + 32, "
+        "...; then `v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)` for offset = 16, 8, 4, 2, "
+        "1, with all 32 lanes taking part, leaves the row's sum in lane 0, which writes it."
     )
+
+
+def _matvec_race_hint(race) -> str:
+    if race.kind == "write-write":
+        return (
+            f"several lanes wrote {race.element}: exactly one thread per row writes the result, "
+            "`if lane == 0: y[row] = v` (after the shuffles lane 0 holds the whole sum)."
+        )
+    return race_hint(race)
 
 
 def _matvec_error_hint(case: Case, error: str) -> str:
-    if "exited" in error or "finished the kernel" in error:
+    a, _ = case.inputs
+    if getattr(error, "kind", "") == "warp":
         return (
-            "every lane of the warp must reach each shuffle with the full mask: do not return "
-            "early from lanes that have no column; a lane with no column keeps v = 0 and still "
-            "takes part in the reduction."
+            "all 32 lanes of the warp must reach every shuffle: do not return early from, or "
+            "skip the shuffles in, lanes that have no column; such a lane keeps v = 0 and still "
+            "takes part in the reduction (the `if` on the row is the same for the whole warp)."
         )
-    return (
-        "a warp whose row is past the end (row >= a.shape[0]) must skip the row entirely, "
-        "and lanes loop over columns with `for j in range(lane, a.shape[1], 32):`."
-    )
+    if index_error_target(case, error) == "shared":
+        return ""
+    axis, size = getattr(error, "axis", None), getattr(error, "size", None)
+    if axis == 0 and size == a.shape[0] and a.shape[0] != a.shape[1]:
+        return (
+            "a warp whose row is past the end (row >= a.shape[0]) must skip the row entirely: "
+            "`if row < a.shape[0]:` around the whole row's work (the same for all 32 lanes)."
+        )
+    if size == a.shape[1]:
+        return (
+            "lanes loop over the row's columns with `for j in range(lane, a.shape[1], 32):`, "
+            "so no lane reads past the end of the row."
+        )
+    return ""
 
 
 register(
@@ -303,6 +364,7 @@ register(
         cases=_matvec_cases,
         hint=_matvec_hint,
         error_hint=_matvec_error_hint,
+        race_hint=_matvec_race_hint,
         requirements=(
             coalesced(
                 stores=False,
@@ -440,9 +502,14 @@ def _run_round_to_bf16(function) -> CheckResult:
     if got is None:
         return failed(exercise_id, "Your function returned None.", _RETURN_HINT)
     try:
-        got = np.asarray(got, dtype=np.float32)
-    except (TypeError, ValueError):
-        return failed(exercise_id, f"Your function returned {type(got).__name__}.", _RETURN_HINT)
+        with np.errstate(over="ignore"):
+            got = np.asarray(got, dtype=np.float32)
+    except (TypeError, ValueError, OverflowError):  # not numbers, or an int beyond any float
+        return failed(
+            exercise_id,
+            f"Your function returned {type(got).__name__}, not a float32 array.",
+            _RETURN_HINT,
+        )
     if got.shape != x.shape:
         return failed(
             exercise_id, f"Your function returned shape {got.shape}, not {x.shape}.", _RETURN_HINT
