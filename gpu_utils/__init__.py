@@ -11,10 +11,15 @@ import importlib
 
 from . import runtime  # first: sets NUMBA_ENABLE_CUDASIM before anything imports numba
 from .bench import BenchResult, bench
-from .device import DeviceInfo, device_info
-from .runtime import banner, pick
+from .device import DeviceInfo, banner, device_info
+from .runtime import pick
 
 mode: str = runtime.mode
+
+if mode == "simulator":
+    from . import warp
+
+    warp.install_when_numba_loads()  # the warp intrinsics join the simulator when numba loads it
 
 __all__ = [
     "BenchResult",

@@ -6,12 +6,20 @@ Private: notebooks use ``gu.trace.analyze``. The launch mirrors the simulator's 
 each CUDA thread is a Python thread. Arrays are wrapped so that each element access appends one
 record to its thread's log; ``syncthreads`` uses a real barrier (an exited thread no longer counts),
 so it costs microseconds rather than the simulator's tens of milliseconds.
+
+What orders two accesses of one block is recorded with each access: the number of ``syncthreads``
+passed, and a vector clock of the warp's ``syncwarp`` barriers (each ``syncwarp(mask)`` merges
+the clocks of the lanes in its mask only, so it orders those lanes and no others). Atomics return
+values that remember being tested (compared, or used as a condition): a ``threadfence`` orders a
+write for another block only together with an atomic that the reading thread then tested.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dis
 import linecache
+import math
 import os
 import re
 import sys
@@ -23,14 +31,20 @@ import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
 from . import warp
+from ._numba_sim import require_simulator_internals
+from .pickling import python_function as _python_function
 
 LOAD, STORE = 0, 1
 GLOBAL, SHARED = 0, 1
 SHARED_ALIGNMENT = 16  # bytes; each static shared array starts on such a boundary
 
 # One record per element access, a tuple for speed. Fields, in order:
-KIND, SPACE, ROOT, OFFSET, NBYTES, CODE, LINE, OCCURRENCE, EPOCH, WEPOCH = range(10)
-ATOMIC, FENCES_BEFORE, ATOMICS_BEFORE = 10, 11, 12
+KIND, SPACE, ROOT, OFFSET, NBYTES, CODE, LINE, OCCURRENCE, EPOCH, WCLOCK = range(10)
+ATOMIC, FENCES_BEFORE, TESTED = 10, 11, 12
+# EPOCH: syncthreads passed. WCLOCK: the thread's warp vector clock (a tuple of 32 syncwarp
+# counts). FENCES_BEFORE: threadfences made before. TESTED: the (root, offset) of the atomics whose
+# returned value the thread had tested before this access.
+NO_SYNCWARP = (0,) * 32
 
 
 @dataclass
@@ -43,6 +57,17 @@ class Root:
     dtype: np.dtype
     strides: tuple[int, ...]
     base: int = 0  # byte address of the allocation's start in its space (shared layout)
+    unit: int = 0  # bytes: every access covers whole units (gcd of the widths and offsets seen)
+    mixed: bool = False  # viewed with more than one width (or misaligned): compare by units
+
+    def __post_init__(self) -> None:
+        self.unit = self.unit or self.dtype.itemsize
+
+    def admit(self, itemsize: int, offset: int = 0, strides: tuple[int, ...] = ()) -> None:
+        """Another view of this allocation: accesses of its width must still cover whole units."""
+        self.unit = math.gcd(self.unit, itemsize, offset, *strides)
+        if itemsize != self.dtype.itemsize or self.unit != self.dtype.itemsize:
+            self.mixed = True
 
     def element(self, offset: int) -> tuple[int, ...] | None:
         """The element index at byte ``offset`` from the start, or None if it is ambiguous."""
@@ -116,10 +141,10 @@ class TracedArray:
                 site[1],
                 count,
                 thread.epoch,
-                thread.wepoch,
+                thread.wclock,
                 site is thread.atomic_site,
                 thread.fences,
-                thread.atomics,
+                thread.tested,
             )
         )
 
@@ -195,7 +220,9 @@ class BlockBarrier:
                 self._release()
 
     def _release(self) -> None:
+        tested = frozenset().union(*(t.tested for t in self.arrived))
         for waiting in self.arrived:
+            waiting.tested = tested  # the barrier passes on what any thread learnt by an atomic
             waiting.syncthreads_blocked = False
         self.arrived = []
         self.cond.notify_all()
@@ -223,11 +250,13 @@ class TraceThread(threading.Thread):
         self.exception: tuple[BaseException, object] | None = None
         self.records: list[tuple] = []
         self.occurrences: dict = {}
+        self.lane = self.thread_id % warp.WARP_SIZE
         self.epoch = 0  # syncthreads passed
-        self.wepoch = 0  # syncthreads and syncwarps passed
+        self.wclock = NO_SYNCWARP  # syncwarps of each lane of the warp this thread knows of
         self.barrier_sites: list[tuple] = []  # (code, line) of each syncthreads reached, in order
         self.fences = 0
-        self.atomics = 0
+        self.atomic_events: list[tuple[int, tuple]] = []  # (fences before, (root, offset))
+        self.tested: frozenset = frozenset()  # atomics whose returned value was tested
         self.atomic_site = None
         self.path: list[int] | None = [] if trace_code is not None else None
         self._trace_code = trace_code
@@ -276,7 +305,6 @@ class TraceThread(threading.Thread):
             raise RuntimeError("stopped because another thread raised an exception")
         self._manager.barrier.wait(self)
         self.epoch += 1
-        self.wepoch += 1
 
     def _vote(self, value, combine: Callable[[np.ndarray], object]):
         state = self._manager.block_state
@@ -295,8 +323,19 @@ class TraceThread(threading.Thread):
     def syncthreads_or(self, value):
         return self._vote(value, lambda state: 1 if np.any(state) else 0)
 
-    def on_syncwarp(self) -> None:
-        self.wepoch += 1
+    def syncwarp_arrive(self) -> tuple[int, ...]:
+        """The clock this lane brings to a syncwarp: its own count advanced by one."""
+        clock = list(self.wclock)
+        clock[self.lane] += 1
+        return tuple(clock)
+
+    def syncwarp_leave(self, clocks: list[tuple[int, ...]]) -> None:
+        """After a syncwarp: know everything the lanes in its mask knew (and nothing else)."""
+        self.wclock = tuple(map(max, *clocks)) if len(clocks) > 1 else clocks[0]
+
+    def tested_atomic(self, location: tuple) -> None:
+        if location not in self.tested:
+            self.tested = self.tested | {location}
 
 
 def _kernel_site(frame) -> tuple:
@@ -382,6 +421,7 @@ class Recorder:
             for start, end, index in spans:
                 if low < end and start < high:
                     root_index, offset = index, _pointer(array) - start
+                    self.roots[index].admit(array.itemsize, offset, array.strides)
                     break
             else:
                 root = Root(name, GLOBAL, array.shape, array.dtype, array.strides)
@@ -390,7 +430,9 @@ class Recorder:
             wrapped.append(TracedArray(array, root_index, self.roots[root_index], offset))
         return wrapped
 
-    def shared_array(self, site, shape, dtype, block: BlockRun, dynamic: np.ndarray | None):
+    def shared_array(
+        self, site, shape, dtype, block: BlockRun, dynamic: np.ndarray | None, store_name=None
+    ):
         """The traced shared array allocated at ``site`` for the current block."""
         allocations = block.__dict__.setdefault("shared", {})
         if site in allocations:
@@ -401,12 +443,13 @@ class Recorder:
                     Root("dynamic shared memory", SHARED, (dynamic.size,), dtype, (dtype.itemsize,))
                 )
             index = self._dynamic_root
+            self.roots[index].admit(dtype.itemsize)
             array = dynamic
         else:
             index = self._shared_sites.get(site)
             array = np.empty(shape, dtype)
             if index is None:
-                name = _shared_name(site)
+                name = _shared_name(site, store_name)
                 start = -(-self._shared_end // SHARED_ALIGNMENT) * SHARED_ALIGNMENT
                 root = Root(name, SHARED, array.shape, array.dtype, array.strides, base=start)
                 index = self._shared_sites[site] = self._add(root)
@@ -416,11 +459,28 @@ class Recorder:
         return traced
 
 
-def _shared_name(site) -> str:
+def _shared_name(site, store_name: str | None = None) -> str:
+    """The kernel's name for a shared array: the variable the allocation is stored in (read from
+    the bytecode, so it works without the source), else from the source line."""
+    if store_name:
+        return store_name
     code, line = site
     text = linecache.getline(code.co_filename, line)
     match = _SHARED_NAME.search(text)
     return match.group(1) if match else f"shared array (line {line})"
+
+
+_STORES = {"STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL"}
+_CALLING = {"PRECALL", "CALL", "CACHE", "EXTENDED_ARG", "KW_NAMES", "CALL_FUNCTION", "CALL_METHOD"}
+
+
+def _stored_name(frame) -> str | None:
+    """The variable that the call being made in ``frame`` is assigned to (``s = f(...)``)."""
+    for instruction in dis.get_instructions(frame.f_code):
+        if instruction.offset < frame.f_lasti or instruction.opname in _CALLING:
+            continue
+        return instruction.argval if instruction.opname in _STORES else None
+    return None
 
 
 def _host_array(arg) -> np.ndarray | None:
@@ -452,6 +512,8 @@ def _tracing_module(grid_dim, block_dim, dynshared_size: int, recorder: Recorder
             thread = threading.current_thread()
             frame = sys._getframe(1)
             site = (frame.f_code, frame.f_lineno)
+            named = shape == 0 or site in recorder._shared_sites  # dynamic, or named already
+            store_name = None if named else _stored_name(frame)
             block = thread._manager
             dynamic = None
             if shape == 0:
@@ -461,7 +523,7 @@ def _tracing_module(grid_dim, block_dim, dynshared_size: int, recorder: Recorder
                 count = dynshared_size // dtype.itemsize
                 dynamic = np.frombuffer(buffer.data, dtype=dtype, count=count)
             with module_lock:
-                return recorder.shared_array(site, shape, dtype, block, dynamic)
+                return recorder.shared_array(site, shape, dtype, block, dynamic, store_name)
 
     class TracingAtomic(FakeCUDAAtomic):
         pass
@@ -473,11 +535,17 @@ def _tracing_module(grid_dim, block_dim, dynshared_size: int, recorder: Recorder
             thread = threading.current_thread()
             frame = sys._getframe(1)
             thread.atomic_site = (frame.f_code, frame.f_lineno)
+            logged = len(thread.records)
             try:
-                return original(self, *args)
+                result = original(self, *args)
             finally:
                 thread.atomic_site = None
-                thread.atomics += 1
+            if len(thread.records) == logged:  # not a traced array (e.g. cuda.local.array)
+                return result
+            last = thread.records[-1]
+            location = (last[ROOT], last[OFFSET])
+            thread.atomic_events.append((thread.fences, location))
+            return _tested_value(result, thread, location)
 
         operation.__name__ = name
         return operation
@@ -499,6 +567,82 @@ def _tracing_module(grid_dim, block_dim, dynshared_size: int, recorder: Recorder
 
     module_lock = threading.Lock()
     return TracingCUDAModule()
+
+
+class _Tested:
+    """Mixin for an atomic's returned value: a comparison or truth test of it (or of arithmetic
+    on it) tells the thread, which then counts as ordered after the writes that were fenced
+    before the atomics this one followed (the CUDA samples' threadFenceReduction "ticket")."""
+
+    _gu_from: tuple
+
+    def _gu_test(self) -> None:
+        thread, location = self._gu_from
+        thread.tested_atomic(location)
+
+
+def _tested_value(value, thread, location):
+    if isinstance(value, (bool, np.bool_)):
+        return value
+    if isinstance(value, (int, np.integer)):
+        result = _TestedInt(int(value))
+    elif isinstance(value, (float, np.floating)):
+        result = _TestedFloat(float(value))
+    else:
+        return value
+    result._gu_from = (thread, location)
+    return result
+
+
+def _tested_class(base: type) -> type:
+    namespace: dict = {"__hash__": base.__hash__}
+
+    def test(name):
+        method = getattr(base, name)
+
+        def tested(self, *args):
+            self._gu_test()
+            return method(self, *args)
+
+        return tested
+
+    def carry(name):
+        method = getattr(base, name)
+
+        def carried(self, *args):
+            result = method(self, *args)
+            if result is NotImplemented:
+                return result
+            return _tested_value(result, *self._gu_from)
+
+        return carried
+
+    for name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__"):
+        namespace[name] = test(name)
+    arithmetic = [
+        "add",
+        "sub",
+        "mul",
+        "floordiv",
+        "truediv",
+        "mod",
+        "and",
+        "or",
+        "xor",
+        "lshift",
+        "rshift",
+    ]
+    for op in arithmetic:
+        for name in (f"__{op}__", f"__r{op}__"):
+            if hasattr(base, name):
+                namespace[name] = carry(name)
+    for name in ("__neg__", "__abs__"):
+        namespace[name] = carry(name)
+    return type(f"Tested{base.__name__.title()}", (_Tested, base), namespace)
+
+
+_TestedInt = _tested_class(int)
+_TestedFloat = _tested_class(float)
 
 
 @contextlib.contextmanager
@@ -534,12 +678,9 @@ def _device_functions_simulated(function) -> Iterator[None]:
 
 def python_function(kernel) -> Callable:
     """The Python function behind a kernel (simulator or GPU dispatcher) or a plain function."""
-    for attribute in ("py_func", "fn"):
-        function = getattr(kernel, attribute, None)
-        if callable(function) and hasattr(function, "__code__"):
-            return function
-    if hasattr(kernel, "__code__"):
-        return kernel
+    function = _python_function(kernel, plain=True)
+    if function is not None:
+        return function
     raise TypeError(
         f"expected a kernel made with @cuda.jit (or its Python function), got {type(kernel).__name__}"
     )
@@ -565,8 +706,8 @@ def run(
     from numba.cuda.simulator import kernel as simulator
     from numba.cuda.simulator import kernelapi
 
-    warp.require_simulator_internals(simulator, "_push_kernel_context", "FakeCUDAKernel")
-    warp.require_simulator_internals(
+    require_simulator_internals(simulator, "_push_kernel_context", "FakeCUDAKernel")
+    require_simulator_internals(
         kernelapi, "swapped_cuda_module", "FakeCUDAModule", "FakeCUDAAtomic", "Dim3"
     )
     swapped_cuda_module = kernelapi.swapped_cuda_module

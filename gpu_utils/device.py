@@ -1,6 +1,6 @@
 """What the course is running on: the real GPU's properties, or an honest simulator description.
 
-Taught in chapter 00 (the mode banner) and chapter 02 (reading a device query).
+Taught in chapter 00 (the mode banner, :func:`banner`) and chapter 02 (reading a device query).
 """
 
 from __future__ import annotations
@@ -12,6 +12,12 @@ from functools import cache
 
 from . import runtime
 from .specs import GpuSpec, match
+
+#: Text for notebooks: how fast the simulator is, so sizes and waits make sense.
+SIMULATOR_SPEED_NOTE = (
+    "The simulator runs about 10,000 CUDA threads per second, one block at a time, as Python "
+    "threads on the CPU: its timings are not GPU timings."
+)
 
 #: Source of the theoretical-bandwidth formula used below.
 BANDWIDTH_FORMULA_SOURCE = (
@@ -146,3 +152,11 @@ def _simulator_info() -> DeviceInfo:
 def device_info() -> DeviceInfo:
     """The device the course runs kernels on (cached: the device does not change in a session)."""
     return _gpu_info() if runtime.mode == "gpu" else _simulator_info()
+
+
+def banner() -> str:
+    """One line for the top of every notebook: the mode and why."""
+    if runtime.mode == "gpu":
+        info = device_info()
+        return f"Mode: GPU ({info.name}, compute capability {info.compute_capability_str})."
+    return f"Mode: simulator ({runtime.mode_reason}). {SIMULATOR_SPEED_NOTE}"

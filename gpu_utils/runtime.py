@@ -5,6 +5,9 @@ simulator (``"simulator"``), which runs kernels as Python threads on the CPU. Nu
 ``NUMBA_ENABLE_CUDASIM`` once, when it is first imported, so this module decides the mode and sets
 that variable *before* anything imports numba. The CUDA driver is probed through ``ctypes``, without
 numba. ``GPU_COURSE_MODE=simulator|gpu`` overrides the choice.
+
+This module depends on nothing else in the package (the banner lives in :mod:`gpu_utils.device`,
+and the package's ``__init__`` sets up the simulator's warp intrinsics once the mode is known).
 """
 
 from __future__ import annotations
@@ -17,12 +20,6 @@ from typing import TypeVar
 
 MODES = ("gpu", "simulator")
 T = TypeVar("T")
-
-#: Text for notebooks: how fast the simulator is, so sizes and waits make sense.
-SIMULATOR_SPEED_NOTE = (
-    "The simulator runs about 10,000 CUDA threads per second, one block at a time, as Python "
-    "threads on the CPU: its timings are not GPU timings."
-)
 
 
 def probe_driver() -> tuple[int, str | None]:
@@ -89,9 +86,6 @@ def _settle() -> tuple[str, str, str | None]:
         return actual, why, conflict
     if wanted == "simulator":
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-        from . import warp  # adds the warp intrinsics to the simulator when numba loads it
-
-        warp.install_when_numba_loads()
     else:
         os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
     return wanted, why, None
@@ -103,13 +97,3 @@ mode, mode_reason, mode_conflict = _settle()
 def pick(*, gpu: T, simulator: T) -> T:
     """Return ``gpu`` on a real GPU and ``simulator`` on the simulator (problem sizes, repeats)."""
     return gpu if mode == "gpu" else simulator
-
-
-def banner() -> str:
-    """One line for the top of every notebook: the mode and why."""
-    if mode == "gpu":
-        from .device import device_info
-
-        info = device_info()
-        return f"Mode: GPU ({info.name}, compute capability {info.compute_capability_str})."
-    return f"Mode: simulator ({mode_reason}). {SIMULATOR_SPEED_NOTE}"

@@ -10,6 +10,7 @@ Usage::
     report.shared_bank_conflicts                 # extra shared-memory wavefronts
     report.divergent_branches                    # warps whose threads took different paths
     report.races                                 # tuple of Race; print(race) says it in words
+    report.races_cut_short                       # True if the race check stopped early
     report.divergent_barriers                    # lines of syncthreads only some threads reach
     report.lines                                 # LineStats per source line
 
@@ -31,21 +32,29 @@ source line for the same time (each thread's n-th access from that line). Defini
 * divergent branches: warps in which not all threads executed the same sequence of kernel lines
   (recorded with ``sys.settrace`` on the kernel's code); each is counted at the last line the
   threads shared. A branch inside one line (``a if c else b``) is not seen.
-* races: two threads touch the same address, at least one writes, not both atomically, and no
-  ``syncthreads`` (or, within a warp, ``syncwarp``) separates them. Threads of different blocks
-  are never ordered within a launch, except the pattern "write, ``threadfence``, then an atomic in
-  the reading thread" (the CUDA samples' threadFenceReduction).
+* races: two threads touch overlapping bytes (a float64 and a float32 view of one buffer overlap
+  where their bytes do), at least one writes, not both atomically, and nothing orders them: a
+  ``syncthreads`` between them, or within a warp a ``syncwarp`` whose mask included both lanes
+  (directly or through other lanes: ``syncwarp(mask)`` orders only the lanes in ``mask``; PTX ISA,
+  ``bar.warp.sync``). Threads of different blocks are never ordered within a launch, except the
+  pattern "write, ``threadfence``, atomic" in one thread and "the same atomic, its returned value
+  tested" before the read in the other (the CUDA samples' threadFenceReduction; a fence alone, or
+  a ticket that is never tested, orders nothing). ``Race.same_warp`` says a ``syncwarp`` would
+  do. The check compares at most ``RACE_COMPARISONS_LIMIT`` pairs of accesses per launch (pairs
+  that cannot race are never compared); ``TraceReport.races_cut_short`` says when it stopped there.
 * divergent barriers: source lines of ``cuda.syncthreads()`` (or ``syncthreads_count/and/or``)
   that the threads of a block reach a different number of times, among the threads that reach any
-  barrier at all (a thread that exits before the block's first barrier is left out). The CUDA C++
-  Programming Guide ("Synchronization Functions") allows ``__syncthreads()`` in conditional code
-  only if the condition evaluates identically across the entire thread block; otherwise the kernel
-  may hang or compute wrong results. The race check alone misses such a barrier, because the
-  simulated barrier releases once every thread still running has arrived.
+  barrier at all, or that a thread reaching none skipped and then went on to touch memory on a
+  later line (a thread that exits early counts as arrived, as the PTX ISA's ``exit`` says). The
+  CUDA C++ Programming Guide ("Synchronization Functions") allows ``__syncthreads()`` in
+  conditional code only if the condition evaluates identically across the entire thread block;
+  otherwise the kernel may hang or compute wrong results. The race check alone misses such a
+  barrier, because the simulated barrier releases once every thread still running has arrived.
 """
 
 from __future__ import annotations
 
+import bisect
 import linecache
 import math
 import os
@@ -55,7 +64,6 @@ from dataclasses import dataclass, field
 from . import _trace_run as engine
 from ._trace_run import (
     ATOMIC,
-    ATOMICS_BEFORE,
     CODE,
     EPOCH,
     FENCES_BEFORE,
@@ -70,7 +78,8 @@ from ._trace_run import (
     SHARED,
     SPACE,
     STORE,
-    WEPOCH,
+    TESTED,
+    WCLOCK,
 )
 
 __all__ = [
@@ -88,6 +97,9 @@ BANKS = 32
 BANK_BYTES = 4
 WARP = 32
 SPACES = {GLOBAL: "global", SHARED: "shared"}
+#: Most pairs of accesses the race check compares in one launch; past it the report says so.
+RACE_COMPARISONS_LIMIT = 1_000_000
+_NOTHING: frozenset = frozenset()
 
 
 # --- results ----------------------------------------------------------------------------------
@@ -206,6 +218,7 @@ class Race:
     files: tuple[str, str]
     sources: tuple[str, str]
     addresses: int = 1  # how many addresses show this same race
+    same_warp: bool = False  # every pair found is two lanes of one warp (a syncwarp would do)
 
     @property
     def across_blocks(self) -> bool:
@@ -239,6 +252,11 @@ class Race:
             order = "and threads of different blocks are not ordered within a launch"
         elif self.kind == "read-modify-write":
             order = "without an atomic operation, so one update can overwrite another"
+        elif self.same_warp:
+            order = (
+                "and no cuda.syncwarp() that both lanes take part in comes between them (they are "
+                "in one warp: a cuda.syncwarp() whose mask includes both lanes orders them)"
+            )
         elif self.space == "global":
             order = "and nothing orders the two accesses"
         else:
@@ -273,6 +291,7 @@ class TraceReport:
     lines: tuple[LineStats, ...]
     arrays: dict[str, ArrayStats] = field(repr=False)
     divergent_barriers: tuple[int, ...] = ()
+    races_cut_short: bool = False  # the race check stopped at RACE_COMPARISONS_LIMIT pairs
 
     @property
     def threads(self) -> int:
@@ -333,6 +352,11 @@ class TraceReport:
         else:
             text.append(f"  races: {len(self.races)}")
             text += [f"    - {race.describe()}" for race in self.races]
+        if self.races_cut_short:
+            text.append(
+                f"  race check cut short after {RACE_COMPARISONS_LIMIT:,} comparisons of "
+                "accesses: races after that point may be missing (trace a smaller launch)"
+            )
         return "\n".join(text)
 
     def table(self) -> str:
@@ -436,22 +460,32 @@ class _Analysis:
         self.arrays: dict[int, list] = defaultdict(
             lambda: [GlobalStats(), GlobalStats(), SharedStats(), SharedStats(), 0]
         )
-        self.races: dict[tuple, list] = {}  # key -> [first example, byte offsets affected]
+        # key -> [example, byte offsets affected, whether the example's threads share a warp]
+        self.races: dict[tuple, list] = {}
         self.history: dict[
             tuple, list
         ] = {}  # global address -> [store, load, atomic] of earlier blocks
         self.divergent_warps = 0
         self.barrier_lines: set[int] = set()  # syncthreads lines only some threads reach
+        self.comparisons = 0  # pairs of accesses compared by the race check
+        self.cut_short = False
 
     # requests -------------------------------------------------------------------------------
     def on_block(self, block_index, threads) -> None:
         groups: dict[tuple, list] = defaultdict(list)
-        by_address: dict[tuple, list] = defaultdict(list)
+        by_address: dict[tuple, list] = defaultdict(list)  # (space, root, unit offset) -> accesses
         atomics: set[tuple] = set()
+        roots = self.recorder.roots
+        mixed = {k: root.unit for k, root in enumerate(roots) if root.mixed}  # views of 2+ widths
         for thread in threads:
             warp = thread.thread_id // WARP
             for r in thread.records:
-                by_address[(r[SPACE], r[ROOT], r[OFFSET])].append((thread, r))
+                if mixed and r[ROOT] in mixed:  # every unit of bytes the access covers
+                    unit, offset, access = mixed[r[ROOT]], r[OFFSET], (thread, r)
+                    for start in range(offset - offset % unit, offset + r[NBYTES], unit):
+                        by_address[(r[SPACE], r[ROOT], start)].append(access)
+                else:
+                    by_address[(r[SPACE], r[ROOT], r[OFFSET])].append((thread, r))
                 if r[ATOMIC]:
                     if r[KIND] == STORE:
                         atomics.add((warp, r[ROOT], r[CODE], r[LINE], r[OCCURRENCE]))
@@ -490,13 +524,23 @@ class _Analysis:
                 array[3] += stats
 
     def _divergent_barriers(self, threads) -> None:
-        """Barrier lines reached a different number of times by the threads that reach any."""
+        """Barrier lines reached a different number of times by the threads that reach any, and
+        barriers that a thread reaching none skipped while it went on past them."""
         counts = [Counter(t.barrier_sites) for t in threads if getattr(t, "barrier_sites", None)]
-        if len(counts) < 2:
+        if not counts:
             return
-        for site in set().union(*counts):
+        sites = set().union(*counts)
+        for site in sites:
             if len({count[site] for count in counts}) > 1:
                 self.barrier_lines.add(site[1])
+        # A thread that reaches no barrier and exits early counts as arrived (PTX ISA, `exit`);
+        # one that skips a barrier but then touches memory on a later line of the same code
+        # (a syncthreads inside an `if`) is what the Programming Guide forbids.
+        skipped = [t for t in threads if not getattr(t, "barrier_sites", None) and t.records]
+        for site in sites:
+            code, line = site
+            if any(r[CODE] is code and r[LINE] > line for t in skipped for r in t.records):
+                self.barrier_lines.add(line)
 
     # races ----------------------------------------------------------------------------------
     def _races_within_block(self, block_index, by_address) -> None:
@@ -511,36 +555,120 @@ class _Analysis:
             for thread, r in accesses:
                 by_epoch[r[EPOCH]].append((thread, r))
             for group in by_epoch.values():
-                pair = _unordered_pair(group)
+                if not any(r[KIND] == STORE for _, r in group):
+                    continue  # only reads between these two syncthreads
+                if all(r[ATOMIC] for _, r in group):
+                    continue  # only atomics
+                pair, spans_warps = self._unordered_pair(group)
                 if pair is not None:
                     kind = _race_kind(group, pair)
-                    self._record_race(kind, space, root, offset, pair, (block_index, block_index))
+                    blocks = (block_index, block_index)
+                    self._record_race(kind, space, root, offset, pair, blocks, not spans_warps)
                     break
+
+    def _unordered_pair(self, group: list) -> tuple[tuple | None, bool]:
+        """A conflicting pair of accesses (one writes, not both atomic) of two threads of one
+        block between the same two syncthreads that no syncwarp orders, or None; and whether
+        some such pair spans two warps (then only a syncthreads orders them).
+
+        Accesses of one thread between two of its syncwarps are alike for ordering, so they are
+        compared once (an ``_Interval``); threads of different warps are never ordered here.
+        """
+        if len(group) < 2:
+            return None, False
+        intervals: dict[tuple, _Interval] = {}
+        for thread, r in group:
+            key = (thread.thread_id, id(r[WCLOCK]))
+            interval = intervals.get(key)
+            if interval is None:
+                interval = intervals[key] = _Interval(thread, r[WCLOCK])
+            interval.add(r)
+        by_warp: dict[int, list[_Interval]] = defaultdict(list)
+        for interval in intervals.values():
+            by_warp[interval.warp].append(interval)
+        across = _pair_across_warps(intervals.values(), by_warp) if len(by_warp) > 1 else None
+        for members in by_warp.values():
+            pair = self._pair_within_warp(members)
+            if pair is not None:
+                return pair, across is not None
+            if self.cut_short:
+                break
+        return across, across is not None
+
+    def _pair_within_warp(self, members: list[_Interval]):
+        """An unordered conflicting pair of two lanes of one warp, by their syncwarp clocks."""
+        # each thread's intervals in program order (its own syncwarp count grows by one)
+        threads: dict[int, list[_Interval]] = defaultdict(list)
+        for m in members:
+            threads[m.thread.thread_id].append(m)
+        if len(threads) < 2:
+            return None
+        orders = {}
+        for tid, own in threads.items():
+            own.sort(key=lambda m: m.clock[m.lane])
+            orders[tid] = [m.clock[m.lane] for m in own]
+        for a in members:  # every conflicting pair has a plain access: start from those
+            if a.store is None and a.load is None:
+                continue
+            for tid, own in threads.items():
+                if tid == a.thread.thread_id:
+                    continue
+                self.comparisons += 1
+                if self.comparisons > RACE_COMPARISONS_LIMIT:
+                    self.cut_short = True
+                    return None
+                # b is after a once b knows of a syncwarp a's lane made after a; b is before a
+                # while a knows of one b's lane made after b (both monotone in b's order)
+                lane = own[0].lane
+                k = bisect.bisect_left(orders[tid], a.clock[lane])
+                while k < len(own) and own[k].clock[a.lane] <= a.clock[a.lane]:
+                    pair = a.conflict(own[k])
+                    if pair is not None:
+                        return pair
+                    k += 1
+        return None
 
     def _races_across_blocks(self, block_index, by_address) -> None:
         for (space, root, offset), accesses in by_address.items():
             if space != GLOBAL:
                 continue
-            mine: list = [None, None, None]  # first non-atomic store, non-atomic load, atomic
+            # per kind (non-atomic store, non-atomic load, atomic): the access least ordered as
+            # the earlier one (no fence + atomic after it) and as the later one (no tested atomic)
+            mine: list = [None, None, None]
             for thread, r in accesses:
                 slot = 2 if r[ATOMIC] else (0 if r[KIND] == STORE else 1)
-                if mine[slot] is None:
-                    fenced_after = thread.fences > r[FENCES_BEFORE]
-                    mine[slot] = (_Who.of(thread), r, block_index, fenced_after)
+                reps = mine[slot]
+                if reps is not None and not reps[0][3] and not reps[1][1][TESTED]:
+                    continue
+                fenced = (
+                    frozenset(
+                        where for fences, where in thread.atomic_events if fences > r[FENCES_BEFORE]
+                    )
+                    if thread.atomic_events
+                    else _NOTHING
+                )
+                access = (_Who.of(thread), r, block_index, fenced)
+                if reps is None:
+                    mine[slot] = [access, access]
+                    continue
+                if reps[0][3] and not fenced:
+                    reps[0] = access
+                if reps[1][1][TESTED] and not r[TESTED]:
+                    reps[1] = access
             key = (root, offset)
             earlier = self.history.get(key)
             if earlier is None:
                 self.history[key] = mine
                 continue
             for mine_slot, earlier_slots in ((0, (0, 1, 2)), (1, (0, 2)), (2, (0, 1))):
-                now = mine[mine_slot]
-                if now is None:
+                if mine[mine_slot] is None:
                     continue
+                now = mine[mine_slot][1]
                 before = next(
                     (
-                        earlier[s]
+                        earlier[s][0]
                         for s in earlier_slots
-                        if earlier[s] is not None and not _fenced_then_atomic(earlier[s], now)
+                        if earlier[s] is not None and not _fenced_then_tested(earlier[s][0], now)
                     ),
                     None,
                 )
@@ -554,13 +682,18 @@ class _Analysis:
                         else "read-write"
                     )
                     pair = ((before[0], before[1]), (now[0], now[1]))
-                    self._record_race(kind, space, root, offset, pair, (before[2], block_index))
+                    blocks = (before[2], block_index)
+                    self._record_race(kind, space, root, offset, pair, blocks, False)
                     break
             for slot in range(3):
+                if mine[slot] is None:
+                    continue
                 if earlier[slot] is None:
                     earlier[slot] = mine[slot]
+                elif earlier[slot][0][3] and not mine[slot][0][3]:
+                    earlier[slot] = [mine[slot][0], earlier[slot][1]]
 
-    def _record_race(self, kind, space, root, offset, pair, blocks) -> None:
+    def _record_race(self, kind, space, root, offset, pair, blocks, one_warp: bool) -> None:
         (_, ra), (_, rb) = pair
         sites = sorted(
             [
@@ -570,12 +703,14 @@ class _Analysis:
             key=lambda s: (s[0], s[1]),
         )
         key = (space, root, kind, blocks[0] != blocks[1], tuple((s[0], s[1]) for s in sites))
-        if key in self.races:
-            self.races[key][1].add(offset)
+        (ta, ra), (tb, rb) = pair
+        known = self.races.get(key)
+        if known is not None:
+            known[1].add(offset)
+            known[2] = known[2] and one_warp  # a syncwarp is the fix only if no pair spans warps
             return
-        (ta, ra), (tb, rb) = pair  # keep thread ids only, not the threads and their logs
-        pair = ((_Who.of(ta), ra), (_Who.of(tb), rb))
-        self.races[key] = [(kind, space, root, offset, pair, blocks), {offset}]
+        pair = ((_Who.of(ta), ra), (_Who.of(tb), rb))  # thread ids only, not threads and logs
+        self.races[key] = [(kind, space, root, offset, pair, blocks), {offset}, one_warp]
 
     # divergence -----------------------------------------------------------------------------
     def _divergence(self, threads) -> None:
@@ -633,8 +768,20 @@ class _Analysis:
                 math.prod(root.shape),
                 root.dtype.itemsize,
             )
-        races = [self._race(*example, len(offsets)) for example, offsets in self.races.values()]
-        races.sort(key=lambda race: (race.across_blocks, race.space != "shared", race.lines))
+        races = [
+            self._race(*example, len(offsets), one_warp)
+            for example, offsets, one_warp in self.races.values()
+        ]
+        # races of one block first, shared memory first, and races that only a syncthreads
+        # orders before those a syncwarp would (the first one shown names the fix for all)
+        races.sort(
+            key=lambda race: (
+                race.across_blocks,
+                race.space != "shared",
+                race.same_warp,
+                race.lines,
+            )
+        )
         accumulators = list(self.lines.values())
         return TraceReport(
             kernel=function.__name__,
@@ -650,9 +797,10 @@ class _Analysis:
             lines=tuple(lines),
             arrays=arrays,
             divergent_barriers=tuple(sorted(self.barrier_lines)),
+            races_cut_short=self.cut_short,
         )
 
-    def _race(self, kind, space, root_index, offset, pair, blocks, count) -> Race:
+    def _race(self, kind, space, root_index, offset, pair, blocks, count, one_warp) -> Race:
         root = self.recorder.roots[root_index]
         (ta, ra), (tb, rb) = pair
         return Race(
@@ -670,34 +818,72 @@ class _Analysis:
             files=(ra[CODE].co_filename, rb[CODE].co_filename),
             sources=(_source(ra[CODE], ra[LINE]), _source(rb[CODE], rb[LINE])),
             addresses=count,
+            same_warp=one_warp,
         )
 
 
-def _ordered(a: tuple, b: tuple) -> bool:
-    """Whether two accesses of one block (thread, record) are ordered by a barrier."""
-    (ta, ra), (tb, rb) = a, b
-    if ra[EPOCH] != rb[EPOCH]:
-        return True
-    return ta.thread_id // WARP == tb.thread_id // WARP and ra[WEPOCH] != rb[WEPOCH]
+class _Interval:
+    """One thread's accesses to one address between two of its syncwarps: its first plain store,
+    plain load and atomic (an atomic both reads and writes), each as (thread, record)."""
 
+    __slots__ = ("atomic", "clock", "lane", "load", "store", "thread", "warp")
 
-def _unordered_pair(group: list, limit: int = 4096):
-    """A (write, other access) pair of different threads with no order and not both atomic."""
-    threads = {id(thread) for thread, _ in group}
-    if len(threads) < 2:
+    def __init__(self, thread, clock) -> None:
+        self.thread = thread
+        self.clock = clock
+        self.lane = thread.thread_id % WARP
+        self.warp = thread.thread_id // WARP
+        self.store = self.load = self.atomic = None
+
+    def add(self, r: tuple) -> None:
+        if r[ATOMIC]:
+            if self.atomic is None or (r[KIND] == STORE and self.atomic[1][KIND] != STORE):
+                self.atomic = (self.thread, r)
+        elif r[KIND] == STORE:
+            if self.store is None:
+                self.store = (self.thread, r)
+        elif self.load is None:
+            self.load = (self.thread, r)
+
+    @classmethod
+    def merged(cls, members: list[_Interval]) -> _Interval:
+        """The first store, load and atomic of several intervals (one warp's), for pairs across
+        warps, which nothing but a syncthreads orders."""
+        merged = cls(members[0].thread, members[0].clock)
+        for m in members:
+            merged.store = merged.store or m.store
+            merged.load = merged.load or m.load
+            merged.atomic = merged.atomic or m.atomic
+        return merged
+
+    def conflict(self, other: _Interval):
+        """A (write, other access) pair, each (thread, record), that conflicts, or None."""
+        if self.store is not None:
+            partner = other.store or other.load or other.atomic
+            if partner is not None:
+                return (self.store, partner)
+        if other.store is not None:
+            partner = self.load or self.atomic
+            if partner is not None:
+                return (other.store, partner)
+        if self.atomic is not None and other.load is not None:
+            return (self.atomic, other.load)
+        if other.atomic is not None and self.load is not None:
+            return (other.atomic, self.load)
         return None
-    checked = 0
-    for write in group:
-        if write[1][KIND] != STORE:
+
+
+def _pair_across_warps(intervals, by_warp: dict[int, list[_Interval]]):
+    """A conflicting pair of lanes of two different warps (only a syncthreads orders those)."""
+    firsts = {w: _Interval.merged(members) for w, members in by_warp.items()}
+    for interval in intervals:  # every conflicting pair has a plain access: start from those
+        if interval.store is None and interval.load is None:
             continue
-        for other in group:
-            if other[0] is write[0] or (write[1][ATOMIC] and other[1][ATOMIC]):
-                continue
-            checked += 1
-            if checked > limit:
-                return None
-            if not _ordered(write, other):
-                return (write, other)
+        for w, other in firsts.items():
+            if w != interval.warp:
+                pair = interval.conflict(other)
+                if pair is not None:
+                    return pair
     return None
 
 
@@ -720,9 +906,10 @@ def _race_kind(group: list, pair) -> str:
     return "write-write" if a[KIND] == STORE else "read-write"
 
 
-def _fenced_then_atomic(before: tuple, now: tuple) -> bool:
-    """The earlier access's thread fenced after it and the later thread did an atomic first."""
-    return before[3] and now[1][ATOMICS_BEFORE] > 0
+def _fenced_then_tested(before: tuple, now: tuple) -> bool:
+    """The earlier access's thread fenced after it, then did an atomic whose returned value the
+    later thread (or, through a syncthreads, a thread of its block) tested before its access."""
+    return bool(before[3] & now[1][TESTED])
 
 
 def analyze(

@@ -21,20 +21,35 @@ Usage: nothing to call in a notebook. After ``import gpu_utils`` in simulator mo
 ``install_when_numba_loads()``, called by ``import gpu_utils`` in simulator mode, defers that until
 numba's simulator is first imported, so importing gpu_utils stays cheap.
 
-Semantics follow the PTX ISA (``shfl.sync``, ``vote.sync``, ``match.sync``, ``bar.warp.sync``):
-a warp is 32 consecutive linear thread ids of a block; every lane named in ``mask`` that has not
-exited must execute the same intrinsic with the same mask. The simulator runs each CUDA thread as a
-Python thread, so each call is a rendezvous of the lanes in ``mask``. Lanes that have exited the
-kernel take no part, as on a GPU: shuffles, votes and matches wait only for the non-exited lanes
-(an exited lane votes nothing), so ``if i >= n: return`` before ``cuda.ballot_sync(0xFFFFFFFF, p)``
-is correct. ``syncwarp`` (``bar.warp.sync``) is the exception: it needs every lane in ``mask``.
-Where the GPU would hang or be undefined, the simulator raises a clear error instead: a shuffle
-that reads the value of an exited lane (undefined), a ``syncwarp`` whose mask names an exited lane,
-a mask that names a lane waiting at ``syncthreads`` or one past the end of the block, or lanes that
-never meet because they disagree on the mask. Reading a lane outside ``mask`` is undefined on a
-GPU; the simulator then returns the caller's own value. Numba's intrinsics have no ``width``
-argument (CUDA C++'s ``__shfl_*_sync`` do): :func:`shuffle_source_lane` implements the PTX rule
-with a width, which the intrinsics use with width 32.
+Semantics follow the PTX ISA (``shfl.sync``, ``vote.sync``, ``match.sync``, ``bar.warp.sync``)
+and the CUDA C++ Programming Guide ("Warp Shuffle Functions", "Warp Vote Functions"): a warp is 32
+consecutive linear thread ids of a block; every lane named in ``mask`` that has not exited must
+execute the same intrinsic with the same mask. The simulator runs each CUDA thread as a Python
+thread, so each call is a rendezvous of the lanes in ``mask``.
+
+* Lanes that do not exist (a block of fewer than 32 threads, or the last warp of a block whose size
+  is not a multiple of 32) take no part in anything: ``0xFFFFFFFF`` names only the lanes that
+  exist, for every intrinsic, ``syncwarp()`` included.
+* Lanes that have exited the kernel take no part in shuffles, votes, matches and ``activemask``
+  ("all non-exited threads in membermask", PTX ISA), so ``if i >= n: return`` before
+  ``cuda.ballot_sync(0xFFFFFFFF, p)`` is correct. ``bar.warp.sync`` has no such exception (its
+  text reads "all threads corresponding to membermask"), so a ``syncwarp`` whose mask names an
+  exited lane is reported.
+* ``syncwarp(mask)`` orders memory only among the lanes in its mask (``gu.trace`` follows that).
+* Bit intrinsics (``popc``, ``clz``, ``ffs``, ``brev``) use 32 bits for a Python int (as Numba's
+  own simulator does; ``cuda.laneid`` is an int32 on a GPU), 64 bits for one that does not fit in
+  32, and a NumPy integer's own width, as Numba's compiled intrinsics do (``brev`` at least 32).
+
+Where the GPU would hang or be undefined, the simulator raises a clear :class:`WarpError` instead:
+a shuffle that reads the value of a lane that exited or does not exist (undefined), a ``syncwarp``
+whose mask names an exited lane, a mask that leaves out the calling lane, a lane waiting at
+``syncthreads``, lanes that never meet because they disagree on the mask, or lanes of one mask that
+meet in different calls of a shuffle, vote or match (a loop that runs a different number of times
+in different lanes; the Programming Guide asks them to execute "the same intrinsic"). Reading a
+lane outside ``mask`` is undefined on a GPU; the simulator then returns the caller's own value.
+Numba's intrinsics have no ``width`` argument (CUDA C++'s ``__shfl_*_sync`` do):
+:func:`shuffle_source_lane` implements the PTX rule with a width, which the intrinsics use with
+width 32.
 """
 
 from __future__ import annotations
@@ -45,6 +60,8 @@ import math
 import sys
 import threading
 from dataclasses import dataclass, field
+
+from ._numba_sim import check_numba_cuda_version, require_simulator_internals
 
 __all__ = [
     "FULL_MASK",
@@ -60,6 +77,9 @@ FULL_MASK = 0xFFFFFFFF
 WARP_SIZE = 32
 POLL_SECONDS = 0.02  # how often a waiting lane looks for lanes that can never arrive
 STALL_POLLS = 15  # polls without progress before lanes that wait on each other count as stuck
+# polls a lane must be seen waiting at syncthreads before that counts as a hang: a barrier's
+# release clears its threads' flags one by one, so a released lane can look blocked for a moment
+SYNCTHREADS_POLLS = 50
 SHUFFLE_MODES = ("idx", "up", "down", "bfly")
 
 
@@ -116,8 +136,10 @@ class _Round:
     """One collective call: the lanes that arrived so far and their values."""
 
     op: str
-    mask: int
+    mask: int  # the lanes taking part: the mask as given, less the lanes that do not exist
+    given: int = 0  # the mask as the kernel gave it
     values: dict[int, object] = field(default_factory=dict)
+    sites: dict[int, tuple] = field(default_factory=dict)  # lane -> (code, line) of its call
     complete: bool = False
     result_mask: int = 0
 
@@ -250,27 +272,21 @@ def _current():
     return thread, lane, warp
 
 
-def _check_mask(name: str, mask: int, lane: int, warp: _Warp) -> None:
+def _check_mask(name: str, mask: int, lane: int) -> None:
     if not mask >> lane & 1:
         raise WarpError(
             f"lane {lane} called cuda.{name} with mask {mask:#010x}, which does not include "
             "itself; every calling lane must be in the mask (undefined on a GPU)."
         )
-    beyond = mask & ~warp.lanes()
-    if beyond:
-        first = _bits(beyond)[0]
-        raise WarpError(
-            f"cuda.{name} with mask {mask:#010x} names lane {first} of warp {warp.index}, but "
-            f"the block has only {warp.block.size} threads, so that lane does not exist. Build "
-            "the mask from the lanes that exist, e.g. with cuda.ballot_sync or cuda.activemask()."
-        )
 
 
-def _stuck(name: str, rnd: _Round, warp: _Warp) -> tuple[str | None, bool]:
-    """Why the lanes missing from ``rnd`` may never arrive, and whether that is certain.
+def _stuck(name: str, rnd: _Round, warp: _Warp) -> tuple[str | None, int]:
+    """Why the lanes missing from ``rnd`` may never arrive, and for how many polls without
+    progress that must hold before it counts (0: certain at once).
 
-    A lane that exited or waits at ``syncthreads`` can never arrive (certain). Lanes that all wait
-    in other warp intrinsics are stuck only if nothing moves for a while (not certain at once).
+    A lane that exited can never arrive. A lane seen waiting at ``syncthreads`` may be one the
+    barrier is releasing right now, and lanes that all wait in other warp intrinsics may still be
+    sorting themselves out: both count only if nothing moves for a while.
     """
     missing = [lane for lane in _bits(rnd.mask) if lane not in rnd.values]
     states = {lane: warp.where(lane) for lane in missing}
@@ -279,29 +295,29 @@ def _stuck(name: str, rnd: _Round, warp: _Warp) -> tuple[str | None, bool]:
     for lane, state in states.items():
         if state == "exited" and name == "syncwarp":
             return (
-                f"cuda.syncwarp with mask {rnd.mask:#010x}: lane {lane} of warp {warp.index} "
-                "finished the kernel without calling it. syncwarp (bar.warp.sync) needs every "
-                "lane in its mask, exited or not, so the others would wait forever (a hang on a "
-                "GPU). Leave exited lanes out of the mask (cuda.activemask() or "
-                "cuda.ballot_sync(0xFFFFFFFF, i < n) before they exit), or keep every lane in the "
-                "loop."
-            ), True
+                f"cuda.syncwarp with mask {rnd.given:#010x}: lane {lane} of warp {warp.index} "
+                "finished the kernel without calling it (it skipped the call inside an `if`, or "
+                "returned before it). syncwarp (bar.warp.sync) waits for every lane in its mask, "
+                "so the others would wait forever (a hang on a GPU). Leave such lanes out of the "
+                "mask (cuda.ballot_sync(0xFFFFFFFF, i < n) before they leave), or let every lane "
+                "reach the syncwarp."
+            ), 0
         if state == "syncthreads":
             return (
-                f"cuda.{name} with mask {rnd.mask:#010x}: lane {lane} of warp {warp.index} is "
+                f"cuda.{name} with mask {rnd.given:#010x}: lane {lane} of warp {warp.index} is "
                 "waiting at cuda.syncthreads() instead, so neither can go on (a hang on a GPU). "
                 "Every lane in the mask must reach the same warp intrinsic."
-            ), True
+            ), SYNCTHREADS_POLLS
     if name != "syncwarp":  # exited lanes take no part in shuffles, votes and matches
         missing = [lane for lane in missing if states[lane] != "exited"]
     if missing and all(states[lane] == "waiting" for lane in missing):
         other = warp.waiting[missing[0]]
         return (
-            f"cuda.{name} with mask {rnd.mask:#010x}: lane {missing[0]} of warp {warp.index} is "
-            f"waiting in cuda.{other.op} with mask {other.mask:#010x}. The lanes disagree about "
+            f"cuda.{name} with mask {rnd.given:#010x}: lane {missing[0]} of warp {warp.index} is "
+            f"waiting in cuda.{other.op} with mask {other.given:#010x}. The lanes disagree about "
             "which lanes take part, so none can go on (a hang on a GPU)."
-        ), False
-    return None, False
+        ), STALL_POLLS
+    return None, 0
 
 
 def _arrived(name: str, rnd: _Round, warp: _Warp) -> bool:
@@ -334,17 +350,16 @@ def _wait(name: str, rnd: _Round, thread, lane: int, warp: _Warp, ready=None) ->
             warp.finish(rnd)
             return
         try:
-            problem, certain = _stuck(name, rnd, warp)
+            problem, polls = _stuck(name, rnd, warp)
         except LaunchStopped:
             warp.abandon(rnd, lane)
             raise
-        if problem is None or (not certain and warp.progress != seen):
+        if problem is None or (polls and warp.progress != seen):
             seen, idle = warp.progress, 0
             continue
-        if not certain:
-            idle += 1
-            if idle < STALL_POLLS:
-                continue
+        idle += 1
+        if idle < polls:
+            continue
         warp.abandon(rnd, lane)
         raise WarpError(problem)
 
@@ -353,35 +368,89 @@ def _collective(name: str, mask, value) -> _Round:
     """Every lane in ``mask`` contributes ``value``; returns the completed round."""
     thread, lane, warp = _current()
     mask = _as_mask(mask)
-    _check_mask(name, mask, lane, warp)
-    op = "syncwarp" if name == "syncwarp" else name
+    _check_mask(name, mask, lane)
     with warp.cond:
-        key = (op, mask)
+        key = (name, mask)
         rnd = warp.rounds.get(key)
-        if rnd is None:
-            rnd = warp.rounds[key] = _Round(op, mask)
+        if rnd is None:  # lanes that do not exist take no part (partial warps)
+            rnd = warp.rounds[key] = _Round(name, mask & warp.lanes(), mask)
         rnd.values[lane] = value
+        rnd.sites[lane] = _call_site()
         warp.waiting[lane] = rnd
         if _arrived(name, rnd, warp):
             warp.finish(rnd)
         else:
             _wait(name, rnd, thread, lane, warp)
+    if name != "syncwarp" and len(set(rnd.sites.values())) > 1:
+        raise WarpError(_different_calls(name, rnd, warp))
     return rnd
+
+
+def _call_site() -> tuple:
+    """(code, line) of the kernel's call into this module."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    return (frame.f_code, frame.f_lineno) if frame is not None else (None, 0)
+
+
+def _lane_ranges(lanes: list[int]) -> str:
+    runs: list[list[int]] = []
+    for lane in sorted(lanes):
+        if runs and lane == runs[-1][1] + 1:
+            runs[-1][1] = lane
+        else:
+            runs.append([lane, lane])
+    text = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+    return ("lane " if len(lanes) == 1 else "lanes ") + text
+
+
+def _different_calls(name: str, rnd: _Round, warp: _Warp) -> str:
+    """Lanes of one mask met in different calls of the same intrinsic (a GPU on sm_70+ may pair
+    them, but the CUDA C++ Programming Guide asks all of them to execute the same intrinsic)."""
+    by_line: dict[int, list[int]] = {}
+    for lane, (_, line) in rnd.sites.items():
+        by_line.setdefault(line, []).append(lane)
+    where = "; ".join(
+        f"{_lane_ranges(lanes)} at line {line}" for line, lanes in sorted(by_line.items())
+    )
+    return (
+        f"cuda.{name} with mask {rnd.given:#010x}: the lanes of warp {warp.index} reached it from "
+        f"different calls ({where}), so values of different steps would be paired (undefined on "
+        "a GPU: every lane named in the mask must execute the same call). This happens when a "
+        "loop around the call runs a different number of times in different lanes, or the call "
+        "sits inside an `if`: give every lane the same number of iterations (lanes without work "
+        "use a neutral value such as 0) and call it outside the `if`."
+    )
 
 
 def _shuffle(name: str, mode: str, mask, value, operand):
     rnd = _collective(name, mask, value)
-    lane = threading.current_thread().thread_id % WARP_SIZE
+    thread = threading.current_thread()
+    lane = thread.thread_id % WARP_SIZE
     source = shuffle_source_lane(mode, lane, operand)
     if source in rnd.values:
         return rnd.values[source]
-    if rnd.mask >> source & 1:  # in the mask but absent: the source lane has exited
+    if not rnd.given >> source & 1:
+        return value  # outside the mask: undefined on a GPU, own value here
+    warp = _block_of(thread).warps[thread.thread_id // WARP_SIZE]
+    if not rnd.mask >> source & 1:  # named by the mask, but no such lane in this block
+        existing = warp.lanes().bit_count()
         raise WarpError(
-            f"cuda.{name}: lane {lane} reads the value of lane {source}, which has exited the "
-            "kernel; the value is undefined on a GPU. Keep the lanes whose values are read "
-            "running until the shuffle (exit after it), or read only lanes that are still running."
+            f"cuda.{name}: lane {lane} of warp {warp.index} reads the value of lane {source}, "
+            f"which does not exist: the block has {warp.block.size} threads, so this warp has "
+            f"only lanes 0 to {existing - 1}. The value is undefined on a GPU. Use blocks whose "
+            "size is a multiple of 32, or read only lanes that exist (e.g. shuffle a 0 in from "
+            "lanes past the end)."
         )
-    return value  # outside the mask: undefined on a GPU, own value here
+    raise WarpError(
+        f"cuda.{name}: lane {lane} of warp {warp.index} reads the value of lane {source}, but "
+        f"lane {source} did not take part in this cuda.{name}: it finished the kernel without "
+        "reaching the call (the call sits inside an `if` that the lane skipped, or the lane "
+        "returned before it). The value is undefined on a GPU. Let every lane whose value is "
+        "read reach the shuffle: compute the value under the condition (e.g. "
+        "`v = x[i] if i < n else 0`) and call the shuffle outside the `if`."
+    )
 
 
 def _int32(bits: int):
@@ -441,10 +510,11 @@ def match_all_sync(self, mask, value):
 
 
 def syncwarp(self, mask=FULL_MASK):
-    _collective("syncwarp", mask, None)
-    hook = getattr(threading.current_thread(), "on_syncwarp", None)
-    if hook is not None:  # gu.trace orders memory accesses by warp barriers
-        hook()
+    thread = threading.current_thread()
+    arrive = getattr(thread, "syncwarp_arrive", None)  # gu.trace: orders accesses by barriers
+    rnd = _collective("syncwarp", mask, arrive() if arrive is not None else None)
+    if arrive is not None:
+        thread.syncwarp_leave(list(rnd.values.values()))
 
 
 def activemask(self):
@@ -458,7 +528,7 @@ def activemask(self):
     with warp.cond:
         rnd = warp.rounds.get(key)
         if rnd is None:
-            rnd = warp.rounds[key] = _Round("activemask", warp.lanes())
+            rnd = warp.rounds[key] = _Round("activemask", warp.lanes(), warp.lanes())
         rnd.values[lane] = True
         warp.waiting[lane] = rnd
         warp.cond.notify_all()
@@ -480,18 +550,26 @@ def lanemask_lt(self):
     return _numpy().uint32((1 << lane) - 1)
 
 
-# Bit intrinsics work on the value's own width, as on a GPU (ballot_sync returns an int32, whose
-# set sign bit the simulator's popc would otherwise miss).
+# Bit intrinsics: the width is the operand's type, as in Numba's compiled versions (numba-cuda's
+# cudaimpl.py: popc and clz are LLVM ctpop/ctlz on the operand's own type; brev calls __nv_brev or
+# __nv_brevll, so narrower types are widened to 32 bits; ffs calls __nv_ffs or __nv_ffsll). A Python
+# int counts as 32 bits when it fits (cuda.laneid is an int32 on a GPU; Numba's simulator formats
+# every value with at least 32 binary digits), else 64. A NumPy integer keeps its own width
+# (ballot_sync returns an int32, whose set sign bit counts in popc).
 
 
 def _width_and_bits(value) -> tuple[int, int]:
     np = _numpy()
-    width = np.dtype(type(value)).itemsize * 8 if isinstance(value, np.integer) else 64
+    if isinstance(value, np.integer):
+        width = np.dtype(type(value)).itemsize * 8
+    else:
+        value = int(value)
+        width = 32 if -(1 << 31) <= value < 1 << 32 else 64
     return width, int(value) & ((1 << width) - 1)
 
 
 def popc(self, value):
-    return bin(_width_and_bits(value)[1]).count("1")
+    return _width_and_bits(value)[1].bit_count()
 
 
 def clz(self, value):
@@ -506,6 +584,7 @@ def ffs(self, value):
 
 def brev(self, value):
     width, bits = _width_and_bits(value)
+    width = max(width, 32)  # __nv_brev (32 bits) or __nv_brevll (64 bits)
     return int(f"{bits:0{width}b}"[::-1], 2)
 
 
@@ -534,48 +613,8 @@ INTRINSICS = {
 _install_lock = threading.Lock()
 _installed = False
 _SIMULATOR_KERNEL = "numba.cuda.simulator.kernel"
-TESTED_NUMBA_CUDA = "0.30"  # the simulator internals used here were tested with numba-cuda 0.30.x
-PIN_ADVICE = (
-    f"The course pins numba-cuda {TESTED_NUMBA_CUDA}.x (requirements/course.txt): `make lab` "
-    "reinstalls the pinned versions."
-)
-_version_checked = False
-
-
-def check_numba_cuda_version() -> None:
-    """Warn once when numba-cuda is not the tested release: this module and ``gu.trace`` patch
-    private parts of its simulator (``kernel.BlockThread``, ``kernelapi.FakeCUDAModule``,
-    ``swapped_cuda_module``), which may change between releases."""
-    global _version_checked
-    if _version_checked:
-        return
-    _version_checked = True
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        installed_version = version("numba-cuda")
-    except PackageNotFoundError:
-        installed_version = "not installed"
-    if installed_version.split(".")[:2] != TESTED_NUMBA_CUDA.split("."):
-        import warnings
-
-        warnings.warn(
-            f"numba-cuda {installed_version} is installed, but gpu_utils' simulator intrinsics and "
-            f"trace were tested with numba-cuda {TESTED_NUMBA_CUDA}.x; they use private parts of "
-            f"its simulator and may misbehave. {PIN_ADVICE}",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-
-
-def require_simulator_internals(module, *names: str) -> None:
-    """Raise a clear error when a private part of numba's simulator this code needs is missing."""
-    missing = [name for name in names if not hasattr(module, name)]
-    if missing:
-        raise ImportError(
-            f"{module.__name__} has no {', '.join(missing)}: this numba-cuda release changed the "
-            f"simulator internals gpu_utils uses (warp intrinsics, gu.trace). {PIN_ADVICE}"
-        )
+#: Numba's own simulator versions of the intrinsics replaced here (the tests' oracle).
+NUMBA_SIMULATOR_INTRINSICS: dict[str, object] = {}
 
 
 def installed() -> bool:
@@ -596,6 +635,9 @@ def install() -> bool:
         require_simulator_internals(kernelapi, "FakeCUDAModule")
 
         for name, function in INTRINSICS.items():
+            original = getattr(kernelapi.FakeCUDAModule, name, None)
+            if original is not None:
+                NUMBA_SIMULATOR_INTRINSICS[name] = original
             setattr(kernelapi.FakeCUDAModule, name, function)
         thread_class = kernel.BlockThread
         original_init, original_run = thread_class.__init__, thread_class.run

@@ -1,5 +1,7 @@
 """Lab generation: stubs replace solutions, outputs go, edited labs are never overwritten."""
 
+from pathlib import Path
+
 import nbformat
 import pytest
 
@@ -89,3 +91,80 @@ def test_a_lab_that_was_only_run_is_regenerated(dirs):
     _solution(solutions / "01_demo_lab.ipynb", body="    return b + a")
     assert labgen.write_labs(solutions, labs) == 0
     assert labgen.stale_labs(solutions, labs) == []
+
+
+# --- which repository, which paths, and unreadable notebooks ----------------------------------
+
+
+def _repository(tmp_path):
+    root = tmp_path / "course"
+    (root / "solutions").mkdir(parents=True)
+    _solution(root / "solutions" / "01_demo_lab.ipynb")
+    return root
+
+
+def test_the_repository_is_the_current_directory_not_the_package(tmp_path, monkeypatch, capsys):
+    root = _repository(tmp_path)
+    monkeypatch.chdir(root / "solutions")  # anywhere inside the repository
+    assert labgen.main([]) == 0
+    assert (root / "labs" / "01_demo_lab.ipynb").exists()
+    err = capsys.readouterr().err
+    assert f"repository {root.resolve()}" in err
+    assert "solutions from solutions/, labs in labs/" in err
+    assert labgen.main(["--check"]) == 0
+
+
+def test_outside_a_repository_it_stops_and_says_why(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert labgen.main([]) == 2
+    assert "is not inside the course repository" in capsys.readouterr().err
+    assert not (tmp_path / "labs").exists()
+
+
+@pytest.mark.parametrize("form", ["relative", "absolute", "dotted"])
+def test_paths_are_recorded_relative_to_the_repository_however_given(tmp_path, monkeypatch, form):
+    root = _repository(tmp_path)
+    monkeypatch.chdir(root)
+    solutions = {
+        "relative": "solutions",
+        "absolute": str(root / "solutions"),
+        "dotted": "./labs/../solutions",
+    }[form]
+    assert labgen.main(["--solutions", solutions, "--labs", "labs"]) == 0
+    recorded = _lab(root / "labs").metadata[labgen.META_KEY]["generated_from"]
+    assert recorded == "solutions/01_demo_lab.ipynb"
+    # the same labs count as up to date whichever form the check is given
+    assert labgen.stale_labs(root / "solutions", root / "labs") == []
+    assert labgen.stale_labs(Path("solutions"), Path("labs")) == []
+
+
+def test_a_corrupt_solution_is_named_and_the_others_are_written(tmp_path, capsys):
+    root = _repository(tmp_path)
+    (root / "solutions" / "00_broken_lab.ipynb").write_text('{"cells": [')
+    assert labgen.write_labs(root / "solutions", root / "labs") == 1
+    err = capsys.readouterr().err
+    assert "solutions/00_broken_lab.ipynb could not be read" in err
+    assert (root / "labs" / "01_demo_lab.ipynb").exists()
+    assert not (root / "labs" / "00_broken_lab.ipynb").exists()
+    problems = labgen.stale_labs(root / "solutions", root / "labs")
+    assert problems == ["00_broken_lab.ipynb: missing"]
+    (root / "labs" / "00_broken_lab.ipynb").write_text("{}")
+    (problem,) = labgen.stale_labs(root / "solutions", root / "labs")
+    assert problem.startswith("00_broken_lab.ipynb: its solution solutions/00_broken_lab.ipynb")
+
+
+def test_a_corrupt_lab_is_named_and_kept_unless_forced(tmp_path, capsys):
+    root = _repository(tmp_path)
+    labgen.write_labs(root / "solutions", root / "labs")
+    lab = root / "labs" / "01_demo_lab.ipynb"
+    lab.write_text("not json at all")
+    assert labgen.write_labs(root / "solutions", root / "labs") == 1
+    assert "labs/01_demo_lab.ipynb is not a readable notebook" in capsys.readouterr().err
+    assert lab.read_text() == "not json at all"
+    assert labgen.stale_labs(root / "solutions", root / "labs")[0].endswith(
+        "out of date with solutions/01_demo_lab.ipynb"
+    )
+    assert labgen.write_labs(root / "solutions", root / "labs", force=True) == 0
+    (backup,) = (root / "labs" / ".backup").glob("01_demo_lab.*.ipynb")
+    assert backup.read_text() == "not json at all"
+    assert labgen.stale_labs(root / "solutions", root / "labs") == []

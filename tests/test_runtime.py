@@ -85,3 +85,34 @@ def test_unknown_attribute_is_an_attribute_error():
 def test_gpu_device_info_matches_a_spec_when_known():
     info = gu.device_info()
     assert info.peak_bandwidth and info.peak_bandwidth > 1e11
+
+
+def test_runtime_depends_on_nothing_in_the_package():
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(gu.runtime))
+    relative = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level]
+    named = [
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+        if (getattr(node, "module", None) or alias.name).startswith("gpu_utils")
+    ]
+    assert relative == [] and named == []
+
+
+def test_the_banner_lives_with_the_device_description():
+    assert gu.banner is gu.device.banner
+    assert gu.banner() == gu.device.banner()
+
+
+def test_the_package_sets_up_the_warp_intrinsics_in_simulator_mode():
+    code = (
+        "import gpu_utils; from numba import cuda; "
+        "from numba.cuda.simulator import kernelapi; "
+        "print(hasattr(kernelapi.FakeCUDAModule, 'shfl_sync'))"
+    )
+    out = _python(code, GPU_COURSE_MODE="simulator")
+    assert out.stdout.strip() == "True", out.stderr

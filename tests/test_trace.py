@@ -393,3 +393,43 @@ def test_threads_that_exit_before_every_barrier_are_not_reported():
     report = gu.trace.analyze(early_exit_then_barrier, 1, 64, np.arange(64, dtype=np.float32))
     assert report.divergent_barriers == ()
     assert not report.races
+
+
+# --- what can be traced -----------------------------------------------------------------------
+
+
+def test_the_kernels_python_function_can_be_traced_too():
+    a = np.arange(64, dtype=np.float32)
+    out = np.zeros(32, np.float32)
+    report = analyze(strided_read.py_func, 1, 32, a, out, 1, 0)
+    assert report.global_load_sectors_per_request == 4 and (out == a[:32]).all()
+
+
+def test_something_that_is_not_a_kernel_is_refused_with_a_clear_error():
+    with pytest.raises(TypeError, match=r"expected a kernel made with @cuda\.jit"):
+        analyze(42, 1, 32)
+
+
+def test_numba_cuda_checks_have_one_home():
+    from gpu_utils import _numba_sim, _trace_run, warp
+
+    assert warp.check_numba_cuda_version is _numba_sim.check_numba_cuda_version
+    assert _trace_run.require_simulator_internals is _numba_sim.require_simulator_internals
+    with pytest.raises(ImportError, match="has no no_such_part: this numba-cuda release"):
+        _numba_sim.require_simulator_internals(np, "no_such_part")
+
+
+@cuda.jit
+def compact_positive(x, out, count):
+    i = cuda.grid(1)
+    if i < x.size and x[i] > 0:
+        slot = cuda.atomic.add(count, 0, 1)  # the returned value used as an index
+        out[slot] = x[i]
+
+
+def test_atomic_results_still_behave_as_numbers():
+    x = np.array([3, -1, 4, -1, 5, 9, -2, 6], dtype=np.float32)
+    out, count = np.zeros(8, np.float32), np.zeros(1, np.int32)
+    report = analyze(compact_positive, 1, 8, x, out, count)
+    assert count[0] == 5 and sorted(out[:5]) == [3, 4, 5, 6, 9]
+    assert report.races == ()

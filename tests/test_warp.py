@@ -268,9 +268,9 @@ def shuffle_versus_syncthreads(x, out):
 @pytest.mark.parametrize(
     "kernel, threads, message",
     [
-        (exited_lane, 32, "lane 19 reads the value of lane 20, which has exited the kernel"),
+        (exited_lane, 32, "lane 19 of warp 0 reads the value of lane 20, but lane 20 did not"),
         (syncwarp_after_exit, 32, "lane 20 of warp 0 finished the kernel without calling it"),
-        (lane_past_block, 48, "the block has only 48 threads"),
+        (lane_past_block, 48, "lane 16, which does not exist: the block has 48 threads"),
         (not_in_own_mask, 32, "which does not include itself"),
         (disagreeing_masks, 32, "disagree"),
         (shuffle_versus_syncthreads, 32, "is waiting at cuda.syncthreads() instead"),

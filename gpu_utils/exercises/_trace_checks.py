@@ -193,7 +193,10 @@ def max_divergent_branches(limit: int, hint: str | None = None) -> TraceRequirem
     def check(report: TraceReport):
         if report.divergent_branches > limit:
             where = [s for s in report.lines if s.divergent_branches]
-            at = f" (first at {where[0].where}: `{where[0].source}`)" if where else ""
+            at = ""
+            if where:  # quote the line only when its text is known
+                quote = f": `{where[0].source}`" if where[0].source else ""
+                at = f" (first at {where[0].where}{quote})"
             what = f"{report.divergent_branches} warps diverged{at}; at most {limit} is the goal."
             default = (
                 "make all 32 threads of a warp take the same branch, e.g. branch on the warp index."
@@ -217,6 +220,13 @@ def race_hint(race: Race) -> str:
             f"between. Use an atomic operation, e.g. `cuda.atomic.add({race.array}, "
             f"{', '.join(str(i) for i in race.index or (0,))}, value)`, or give each thread its "
             "own element."
+        )
+    if race.same_warp:
+        return (
+            "both threads are lanes of one warp, so a warp barrier is enough: put "
+            "cuda.syncwarp() between the write and the read (and before the element is "
+            "overwritten), with a mask that includes both lanes; the default mask 0xFFFFFFFF "
+            "names the whole warp."
         )
     if race.space == "shared":
         return (

@@ -1,0 +1,55 @@
+"""The private parts of numba-cuda's simulator that :mod:`gpu_utils.warp` (chapter 05's warp
+intrinsics) and :mod:`gpu_utils._trace_run` (chapter 04's ``gu.trace``) patch, in one place: the
+release they were tested with, a one-time warning when another release is installed, and a clear
+error when a part they need is gone.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+TESTED_NUMBA_CUDA = "0.30"  # the simulator internals used here were tested with numba-cuda 0.30.x
+PIN_ADVICE = (
+    f"The course pins numba-cuda {TESTED_NUMBA_CUDA}.x (requirements/course.txt): `make lab` "
+    "reinstalls the pinned versions."
+)
+_version_checked = False
+
+
+def installed_version() -> str:
+    """The installed numba-cuda release, or 'not installed'."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("numba-cuda")
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def check_numba_cuda_version() -> None:
+    """Warn once when numba-cuda is not the tested release: the warp intrinsics and ``gu.trace``
+    patch private parts of its simulator (``kernel.BlockThread``, ``kernelapi.FakeCUDAModule``,
+    ``swapped_cuda_module``, ...), which may change between releases."""
+    global _version_checked
+    if _version_checked:
+        return
+    _version_checked = True
+    found = installed_version()
+    if found.split(".")[:2] != TESTED_NUMBA_CUDA.split("."):
+        warnings.warn(
+            f"numba-cuda {found} is installed, but gpu_utils' simulator intrinsics and trace were "
+            f"tested with numba-cuda {TESTED_NUMBA_CUDA}.x; they use private parts of its "
+            f"simulator and may misbehave. {PIN_ADVICE}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def require_simulator_internals(module, *names: str) -> None:
+    """Raise a clear ImportError when a private part of numba's simulator is missing."""
+    missing = [name for name in names if not hasattr(module, name)]
+    if missing:
+        raise ImportError(
+            f"{module.__name__} has no {', '.join(missing)}: this numba-cuda release changed the "
+            f"simulator internals gpu_utils uses (warp intrinsics, gu.trace). {PIN_ADVICE}"
+        )
