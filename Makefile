@@ -8,34 +8,47 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8888
-COURSE_STAMP := $(VENV)/.course-installed
+# The pinned set for this machine: the NVIDIA driver's CUDA version (cuDriverGetVersion through
+# ctypes, no numba) picks requirements/course-cu12.txt (a CUDA 12 driver, older than 580: Colab,
+# many clouds) or requirements/course.txt (a CUDA 13 driver, or no GPU). `make lab LOCK=...` forces one.
+LOCK ?= $(shell $(PYTHON) gpu_utils/colab.py lock 2>/dev/null || echo requirements/course.txt)
+COURSE_STAMP := $(VENV)/.course-installed$(if $(findstring cu12,$(LOCK)),-cu12)
+OTHER_CUPY   := $(if $(findstring cu12,$(LOCK)),cupy-cuda13x,cupy-cuda12x)
 DEV_STAMP    := $(VENV)/.dev-installed
+# The browser test drives Debian's chromium; Playwright never downloads a browser.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 PYTEST_NB := $(BIN)/pytest -p no:cacheprovider -n 2 --dist loadfile --durations=15 \
 	--nbval-current-env --nbval-cell-timeout=600
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: lab test test-gpu benchmarks unit notebooks lint format labs labs-check execute doctor lock clean
+.PHONY: lab test test-gpu benchmarks unit notebooks lint format labs labs-check execute doctor lock \
+	lock-check slides clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(COURSE_STAMP): requirements/course.txt pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -r requirements/course.txt
+$(COURSE_STAMP): $(LOCK) pyproject.toml | $(BIN)/python
+	@echo "Installing $(LOCK) (driver supports CUDA $$($(PYTHON) gpu_utils/colab.py cuda))"
+	$(BIN)/pip uninstall --quiet --yes $(OTHER_CUPY) 2>/dev/null || true  # one CuPy at a time
+	$(BIN)/pip install --quiet -r $(LOCK)
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	mkdir -p $(VENV)/share/jupyter/lab/settings  # no "Jupyter news" pop-up over the course
 	echo '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}' \
 		> $(VENV)/share/jupyter/lab/settings/overrides.json
+	rm -f $(filter-out $@,$(wildcard $(VENV)/.course-installed*))  # switching sets reinstalls
 	touch $@
 
 # Test tools. nbgrader is used only to strip solutions; its JupyterLab panels are switched off.
 $(DEV_STAMP): requirements/dev.txt $(COURSE_STAMP)
-	$(BIN)/pip install --quiet -r requirements/dev.txt -c requirements/course.txt
+	$(BIN)/pip install --quiet -r requirements/dev.txt -c $(LOCK)
 	$(BIN)/jupyter server extension disable --sys-prefix nbgrader >/dev/null 2>&1 || true
 	$(BIN)/jupyter labextension disable --level=sys_prefix @jupyter/nbgrader >/dev/null 2>&1 || true
 	touch $@
 
 lab: $(COURSE_STAMP)
+	@echo "JupyterLab prints a URL with a token (http://127.0.0.1:$(PORT)/lab?token=...): copy it into"
+	@echo "your browser. A headless machine, or one where you run as root, opens no browser by itself."
 	$(BIN)/jupyter lab --ip=127.0.0.1 --port=$(PORT) $(ROOT_FLAG) --ServerApp.root_dir="$(CURDIR)" \
 		notebooks/00_start_here.ipynb
 
@@ -52,9 +65,12 @@ format: $(DEV_STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+# Test runs record checker passes in a scratch progress file, not in the learner's own.
+unit notebooks test-gpu: export GPU_COURSE_PROGRESS := $(or $(TMPDIR),/tmp)/gpu-course-test-progress.json
+
 # Tiers 1-2: unit tests of gpu_utils and the checkers (references pass, known-wrong answers fail).
 unit: $(DEV_STAMP)
-	$(BIN)/pytest -p no:cacheprovider -n 2 --durations=15 tests
+	$(BIN)/pytest -p no:cacheprovider -n 2 --dist loadgroup --durations=15 tests
 
 # Tier 3: notebooks and solutions strictly against their stored outputs; labs must run (lax).
 notebooks: $(DEV_STAMP)
@@ -86,7 +102,8 @@ execute: $(DEV_STAMP)
 		--ExecutePreprocessor.timeout=900 notebooks/*.ipynb solutions/*.ipynb
 	$(BIN)/python -m gpu_utils.labgen
 
-# Refresh the exact pins from requirements/*.in in a scratch environment.
+# Refresh the exact pins from requirements/*.in in a scratch environment: course.txt and dev.txt
+# from a real install, course-cu12.txt from a resolver dry run (same versions for shared packages).
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
 	.lock-venv/bin/pip install --quiet -r requirements/course.in
@@ -94,7 +111,26 @@ lock:
 	.lock-venv/bin/pip install --quiet -r requirements/dev.in -c requirements/course.txt.new
 	.lock-venv/bin/pip freeze --all --exclude-editable > requirements/all.txt.new
 	$(PYTHON) requirements/split_lock.py requirements/course.txt.new requirements/all.txt.new
+	$(PYTHON) requirements/split_lock.py shared > requirements/shared.txt.new
+	.lock-venv/bin/pip install --dry-run --ignore-installed --quiet --report requirements/cu12.json.new \
+		-r requirements/course-cu12.in -c requirements/shared.txt.new
+	$(PYTHON) requirements/split_lock.py cu12 requirements/cu12.json.new
 	rm -rf .lock-venv requirements/*.new
+
+# CI: the CUDA 12 set still resolves against the package index (a pip dry run; skipped offline).
+lock-check: | $(BIN)/python
+	$(BIN)/python requirements/check_lock.py requirements/course-cu12.txt
+
+# Instructors: reveal.js slides of every chapter in build/slides/, working offline (the assets come
+# from npm, instructors/package.json, and are copied next to the slides), plus the syllabi and FAQ.
+SLIDES_NPM := build/slides-npm
+slides: $(DEV_STAMP)
+	mkdir -p $(SLIDES_NPM) && cp instructors/package.json $(SLIDES_NPM)/
+	npm install --no-audit --no-fund --silent --prefix $(SLIDES_NPM)
+	$(BIN)/python instructors/build_slides.py $(SLIDES_NPM)/node_modules build/slides
+	$(BIN)/python -m gpu_utils.workshop syllabi
+	$(BIN)/python -m gpu_utils.workshop faq
+	@echo "Open build/slides/00_start_here.slides.html in a browser (no network needed)."
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

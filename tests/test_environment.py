@@ -53,3 +53,43 @@ def test_every_direct_requirement_is_locked():
 def test_python_version_agrees():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     assert "python=3.11" in env["dependencies"]
+
+
+# The CUDA 12 set (requirements/course-cu12.txt): same pins as course.txt except the CUDA packages.
+CUDA_SPECIFIC = re.compile(r"^(cuda-(?!pathfinder)|cupy-|nvidia-|torch$|triton$|numba-cuda$)")
+
+
+def test_cuda_12_lock_pins_its_direct_requirements_with_cuda_12_wheels():
+    cu12 = _pins("requirements/course-cu12.txt")
+    assert set(_direct("requirements/course-cu12.in")) <= set(cu12)
+    assert "cupy-cuda12x" in cu12 and "cupy-cuda13x" not in cu12
+    assert cu12["cuda-bindings"].startswith("12.") and cu12["cuda-toolkit"].startswith("12.")
+    assert "nvidia-cuda-runtime-cu12" in cu12  # what torch's CUDA 12 wheel requires
+    assert not any(name.startswith("nvidia-") and not name.endswith("-cu12") for name in cu12)
+    assert "numba-cuda[cu12]" in (ROOT / "requirements/course-cu12.in").read_text()
+
+
+def test_cuda_12_and_13_locks_agree_on_everything_but_cuda():
+    course, cu12 = _pins("requirements/course.txt"), _pins("requirements/course-cu12.txt")
+    shared = {n: v for n, v in course.items() if not CUDA_SPECIFIC.match(n)}
+    shared_cu12 = {n: v for n, v in cu12.items() if not CUDA_SPECIFIC.match(n)}
+    assert shared == shared_cu12, "run `make lock`"
+    generic = {n for n in _direct("requirements/course.in") if not CUDA_SPECIFIC.match(n)}
+    assert generic == {
+        n for n in _direct("requirements/course-cu12.in") if not CUDA_SPECIFIC.match(n)
+    }
+
+
+def test_environment_yml_agrees_with_the_cuda_12_lock_outside_cuda():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    cu12 = _pins("requirements/course-cu12.txt")
+    for entry in pip_section:
+        if "==" in entry:
+            name, version = entry.split("==", 1)
+            name = re.sub(r"\[.*\]", "", name).lower()
+            if name in cu12 and not CUDA_SPECIFIC.match(name):
+                assert cu12[name] == version, (
+                    f"{name}: environment.yml {version}, cu12 {cu12[name]}"
+                )
+    assert "course-cu12.txt" in (ROOT / "environment.yml").read_text()

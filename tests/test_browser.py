@@ -1,0 +1,286 @@
+"""End to end in a real browser: JupyterLab started as `make lab` starts it (127.0.0.1, a token,
+--allow-root as root), driven by Debian's Chromium through Playwright (never a browser download).
+
+It runs chapter 00 and a lab top to bottom and finds no error output, types a wrong and then a
+right kernel into the lab and reads both checker messages, moves the occupancy calculator's
+registers slider (chapter 02) and sees the result change, and checks that a request without the
+token is refused. Screenshots go to build/browser-test/ (gitignored): look at them.
+Needs `apt-get install --no-install-recommends chromium` (.ci/run does it when missing).
+"""
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+CHROMIUM = os.environ.get("GPU_COURSE_CHROMIUM", "/usr/bin/chromium")
+SHOTS = ROOT / "build" / "browser-test"
+LAB = "labs/03_first_kernels_lab.ipynb"
+IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook in front (others stay open)
+
+if not Path(CHROMIUM).exists():
+    reason = f"no Chromium at {CHROMIUM}: `apt-get install --no-install-recommends chromium`"
+    if os.environ.get("GPU_COURSE_REQUIRE_BROWSER"):  # CI: a missing browser is a failure
+        raise RuntimeError(reason)
+    pytest.skip(reason, allow_module_level=True)
+os.environ["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1"
+sync_api = pytest.importorskip("playwright.sync_api")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]  # one JupyterLab, one worker
+
+WRONG = """@cuda.jit
+def vector_add(a, b, out):
+    i = cuda.grid(1)
+    if i < out.size - 1:
+        out[i] = a[i] + b[i]
+"""
+RIGHT = """@cuda.jit
+def vector_add(a, b, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a[i] + b[i]
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab_url(tmp_path_factory):
+    """JupyterLab on a copy of the notebooks (running them must not change the repository)."""
+    home = tmp_path_factory.mktemp("jupyterlab")
+    for relpath in ("notebooks/00_start_here.ipynb", "notebooks/02_gpu_architecture.ipynb", LAB):
+        (home / relpath).parent.mkdir(exist_ok=True)
+        shutil.copy(ROOT / relpath, home / relpath)
+    settings = home / "settings" / "@jupyterlab"
+    for extension, values in {
+        "notebook-extension/tracker": {"windowingMode": "none"},  # every cell in the DOM
+        "apputils-extension/notification": {"fetchNews": "false"},
+        "docmanager-extension/plugin": {"autosave": False},
+    }.items():
+        (settings / extension).parent.mkdir(parents=True, exist_ok=True)
+        (settings / f"{extension}.jupyterlab-settings").write_text(json.dumps(values))
+    env = os.environ | {
+        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "GPU_COURSE_MODE": "simulator",
+        "GPU_COURSE_PROGRESS": str(home / "progress.json"),
+    }
+    port = _free_port()
+    command = [
+        str(Path(sys.executable).parent / "jupyter"),
+        "lab",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        *(["--allow-root"] if IS_ROOT else []),  # as the Makefile's ROOT_FLAG
+        f"--ServerApp.root_dir={home}",
+        "--ServerApp.open_browser=False",  # headless here; a learner copies the URL instead
+    ]
+    server = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(server.stdout), daemon=True).start()
+    pattern = re.compile(rf"http://127\.0\.0\.1:{port}/lab\?token=(\w+)")
+    deadline = time.monotonic() + 90
+    url = None
+    while url is None and time.monotonic() < deadline and server.poll() is None:
+        found = [m for line in list(lines) if (m := pattern.search(line))]
+        url = found[0].group(0) if found else time.sleep(0.5)
+    try:
+        assert url, "JupyterLab printed no URL with a token:\n" + "".join(lines[-40:])
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+@pytest.fixture(scope="module")
+def page(lab_url):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox"] if IS_ROOT else []
+        )
+        tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+        tab.set_default_timeout(60_000)
+        tab.on("dialog", lambda dialog: dialog.accept())  # "leave the page?" when switching
+        tab.goto(lab_url)  # the URL with the token, as copied from the terminal
+        tab.wait_for_selector(".jp-LauncherCard, .jp-DirListing", timeout=90_000)
+        yield tab
+        browser.close()
+
+
+def _open(page, lab_url, relpath):
+    # a fresh workspace per notebook: only this notebook open, so "Idle" below is its kernel's
+    workspace = re.sub(r"\W", "-", relpath)
+    page.goto(lab_url.replace("/lab?", f"/lab/workspaces/{workspace}/tree/{relpath}?reset&"))
+    page.wait_for_selector(f"{PANEL} .jp-CodeCell", timeout=90_000)
+    # the kernel has started and connected (the status bar reads "Python 3 (ipykernel) | Idle")
+    page.locator("#jp-main-statusbar", has_text=re.compile(r"\| Idle")).wait_for(timeout=90_000)
+    time.sleep(1)
+    page.wait_for_selector(
+        f"{PANEL} .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000
+    )
+
+
+def _wait_idle(page, cell=None, timeout=120):
+    """Until the cell (default: every cell) has run: a number in its prompt, none queued ([*]),
+    and the kernel is idle."""
+    prompts = (cell or page.locator(f"{PANEL} .jp-CodeCell")).locator(".jp-InputPrompt")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        texts = prompts.all_text_contents()
+        busy = page.locator(f"{PANEL} .jp-Notebook-ExecutionIndicator[data-status='busy']").count()
+        if texts and all(re.search(r"\[\d+\]", t) for t in texts) and not busy:
+            return texts
+        time.sleep(0.5)
+    page.screenshot(path=SHOTS / "timed_out.png")
+    raise AssertionError(f"cells still running after {timeout} s: {prompts.all_text_contents()}")
+
+
+def _clear_outputs(page):
+    """Clear the stored outputs, so what the test reads afterwards comes from this run."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Edit$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text="Clear Outputs of All Cells").click()
+    prompts = page.locator(f"{PANEL} .jp-CodeCell .jp-InputPrompt").all_text_contents()
+    assert not any(re.search(r"\d", t) for t in prompts), prompts
+
+
+def _run_all(page):
+    _clear_outputs(page)
+    prompts = page.locator(f"{PANEL} .jp-CodeCell .jp-InputPrompt")
+    for _attempt in range(3):  # a kernel still connecting can drop the request: ask again
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
+        page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).click()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if any(re.search(r"\[(\*|\d+)\]", t) for t in prompts.all_text_contents()):
+                return _wait_idle(page)
+            time.sleep(0.5)
+    raise AssertionError("Run All Cells started nothing")
+
+
+def _errors(page):
+    texts = page.locator(f"{PANEL} .jp-OutputArea-output").all_text_contents()
+    # IPython's error outputs carry one of these (a SyntaxError has no "Traceback" line)
+    error = re.compile(r"Traceback \(most recent call last\)|Cell In\[\d+\], line \d+")
+    return [t for t in texts if error.search(t)]
+
+
+def _code_cell(page, needle):
+    cells = page.locator(f"{PANEL} .jp-CodeCell")
+    for index in range(cells.count()):
+        if needle in cells.nth(index).locator(".cm-content").text_content():
+            return cells.nth(index), cells.nth(index + 1)
+    raise AssertionError(f"no code cell contains {needle!r}")
+
+
+def _rerun(page, cell, keys):
+    """Press ``keys`` and wait until ``cell`` has run again (its prompt number changes)."""
+    before = cell.locator(".jp-InputPrompt").text_content()
+    for key in keys:
+        page.keyboard.press(key)
+    deadline = time.monotonic() + 120
+    while cell.locator(".jp-InputPrompt").text_content() in (before, "[*]:"):
+        assert time.monotonic() < deadline, "the cell did not run"
+        time.sleep(0.3)
+    _wait_idle(page, cell)
+
+
+def _replace_and_run(page, cell, check, source):
+    editor = cell.locator(".cm-content")
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(source)  # one insertion: no auto-indent or bracket closing
+    # run it (the check cell below is selected), then run the check cell
+    _rerun(page, check, ["Shift+Enter", "Shift+Enter"])
+
+
+def test_a_request_without_the_token_is_refused(lab_url):
+    base = lab_url.split("/lab?")[0]
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"{base}/api/contents", timeout=20)
+    assert refused.value.code == 403
+    token = lab_url.split("token=")[1]
+    with urllib.request.urlopen(f"{base}/api/contents?token={token}", timeout=20) as ok:
+        assert ok.status == 200
+
+
+def test_chapter_00_runs_top_to_bottom_without_errors(page, lab_url):
+    _open(page, lab_url, "notebooks/00_start_here.ipynb")
+    prompts = _run_all(page)
+    page.screenshot(path=SHOTS / "00_start_here.png", full_page=True)
+    assert sum(bool(re.search(r"\[\d+\]", p)) for p in prompts) >= 5, prompts
+    assert _errors(page) == []
+    text = " ".join(page.locator(f"{PANEL} .jp-OutputArea-output").all_text_contents())
+    assert "Mode: simulator" in text and "vector_add: passed" in text
+
+
+def test_a_lab_runs_then_a_wrong_and_a_right_kernel_get_their_messages(page, lab_url):
+    _open(page, lab_url, LAB)
+    _run_all(page)
+    page.screenshot(path=SHOTS / "lab_run_all.png")
+    assert _errors(page) == []
+    stub, check = _code_cell(page, "def vector_add(a, b, out):")
+    assert "not attempted yet" in check.locator(".jp-OutputArea").text_content()
+
+    _replace_and_run(page, stub, check, WRONG)
+    wrong = check.locator(".jp-OutputArea").text_content()
+    stub.scroll_into_view_if_needed()
+    page.screenshot(path=SHOTS / "lab_wrong_kernel.png")
+    assert "vector_add: not yet" in wrong, wrong
+    assert "out.size - 1" in wrong or "guard" in wrong.lower() or "index" in wrong, wrong
+
+    _replace_and_run(page, stub, check, RIGHT)
+    right = check.locator(".jp-OutputArea").text_content()
+    page.screenshot(path=SHOTS / "lab_right_kernel.png")
+    assert "vector_add: passed" in right, right
+
+
+def test_the_occupancy_calculator_reacts_to_its_registers_slider(page, lab_url):
+    _open(page, lab_url, "notebooks/02_gpu_architecture.ipynb")
+    _clear_outputs(page)
+    first, _ = _code_cell(page, "import gpu_utils as gu")
+    first.locator(".cm-content").click()
+    _rerun(page, first, ["Control+Enter"])
+    cell, _ = _code_cell(page, "gu.widgets.occupancy_calculator()")
+    cell.locator(".cm-content").click()
+    _rerun(page, cell, ["Control+Enter"])
+    summary = cell.locator(".widget-html-content", has_text="occupancy")
+    summary.wait_for()
+    before = summary.text_content()
+    slider = cell.locator(".widget-slider", has=page.locator(".widget-label", has_text="registers"))
+    readout = slider.locator(".widget-readout")
+    readout.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("255")
+    page.keyboard.press("Enter")
+    deadline = time.monotonic() + 30
+    while summary.text_content() == before and time.monotonic() < deadline:
+        time.sleep(0.3)
+    cell.scroll_into_view_if_needed()
+    page.screenshot(path=SHOTS / "occupancy_calculator.png")
+    after = summary.text_content()
+    assert readout.text_content().strip() == "255"
+    assert after != before, before
+    assert re.search(r"occupancy \d+(\.\d+)?%", after), after

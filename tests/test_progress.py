@@ -1,0 +1,105 @@
+"""gu.progress(): passes recorded by check, per chapter; reset asks first; a corrupt or unwritable
+file never breaks a check (gpu_utils/progress.py)."""
+
+import json
+import os
+
+import pytest
+
+import gpu_utils as gu
+from conftest import ROOT
+from gpu_utils import exercises
+from gpu_utils import progress as progress_module
+
+
+@pytest.fixture
+def record_file(tmp_path, monkeypatch):
+    where = tmp_path / "progress.json"
+    monkeypatch.setenv("GPU_COURSE_PROGRESS", str(where))
+    return where
+
+
+@pytest.fixture
+def answer_42(monkeypatch):
+    """A throwaway value exercise (quick, no kernel), registered for one test only."""
+    from gpu_utils.exercises import _registry
+
+    def run(answer):
+        if answer == 42:
+            return _registry.passed("progress_demo", "42 it is.")
+        return _registry.failed("progress_demo", f"{answer!r} is not 42.")
+
+    demo = _registry.Exercise("progress_demo", "99_demo", "demo", "", "", run, kind="value")
+    monkeypatch.setitem(_registry._EXERCISES, demo.id, demo)
+    return demo.id
+
+
+def test_path_is_home_by_default_and_never_inside_the_repository(monkeypatch, tmp_path):
+    monkeypatch.delenv("GPU_COURSE_PROGRESS", raising=False)
+    assert progress_module.path() == progress_module.default_path()
+    monkeypatch.setenv("GPU_COURSE_PROGRESS", str(ROOT / "progress.json"))
+    assert progress_module.path() == progress_module.default_path()
+    monkeypatch.setenv("GPU_COURSE_PROGRESS", str(tmp_path / "mine.json"))
+    assert progress_module.path() == tmp_path / "mine.json"
+
+
+def test_record_then_show_per_chapter(record_file):
+    some = exercises.ids()[0]
+    chapter = exercises.get(some).chapter
+    assert progress_module.record(some, chapter)
+    assert progress_module.record(some, chapter)
+    data = json.loads(record_file.read_text())
+    assert data["passed"][some]["passes"] == 2 and data["passed"][some]["chapter"] == chapter
+    shown = gu.progress()  # the module is callable: gu.progress()
+    row = next(r for r in shown.rows if r[0] == chapter)
+    assert row[1] == 1 and some not in row[3]
+    assert shown.passed == 1 and shown.total == len(exercises.ids())
+    assert f"chapter {chapter}: 1/" in repr(shown)
+    assert "<table>" in shown._repr_html_()
+
+
+def test_a_passing_check_is_recorded_and_a_failing_one_is_not(record_file, answer_42):
+    exercise_id, reference = answer_42, 42
+    assert not exercises.check(exercise_id, object())
+    assert not record_file.exists()
+    assert exercises.check(exercise_id, reference)
+    assert exercise_id in json.loads(record_file.read_text())["passed"]
+
+
+def test_a_corrupt_file_never_breaks_a_check_and_is_kept_aside(record_file, answer_42):
+    exercise_id, reference = answer_42, 42
+    record_file.write_text("{not json")
+    assert exercises.check(exercise_id, reference).passed
+    assert exercise_id in json.loads(record_file.read_text())["passed"]
+    assert list(record_file.parent.glob("progress.json.corrupt-*"))
+    assert gu.progress().passed == 1
+
+
+def test_an_unwritable_place_never_breaks_a_check(tmp_path, monkeypatch, answer_42):
+    exercise_id, reference = answer_42, 42
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("GPU_COURSE_PROGRESS", str(blocker / "progress.json"))  # parent is a file
+    assert exercises.check(exercise_id, reference).passed
+    assert progress_module.record(exercise_id) is False
+    assert gu.progress().passed == 0
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write to read-only directories")
+def test_a_read_only_directory_never_breaks_a_record(tmp_path, monkeypatch):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    monkeypatch.setenv("GPU_COURSE_PROGRESS", str(folder / "progress.json"))
+    assert progress_module.record("anything") is False
+
+
+def test_reset_asks_and_keeps_the_file_unless_told_yes(record_file, capsys):
+    progress_module.record(exercises.ids()[0])
+    assert gu.progress(reset=True, ask=lambda prompt: "no") is None
+    assert record_file.exists() and "Kept" in capsys.readouterr().out
+    questions = []
+    gu.progress(reset=True, ask=lambda prompt: questions.append(prompt) or "yes")
+    assert "1 exercises passed" in questions[0] and str(record_file) in questions[0]
+    assert not record_file.exists()
+    gu.progress(reset=True, ask=lambda prompt: pytest.fail("asked with nothing to delete"))
