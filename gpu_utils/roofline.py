@@ -26,6 +26,7 @@ bytes/s)`` tuples, or :class:`Roof` objects.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -141,17 +142,33 @@ class KernelPoint:
         return self.flops / self.seconds if self.seconds else None
 
 
+def _spread(values: Sequence[float], factor: float) -> list[float]:
+    """Raise values (in place order) so that sorted neighbours differ by at least ``factor``."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    placed = list(values)
+    for previous, current in itertools.pairwise(order):
+        placed[current] = max(placed[current], placed[previous] * factor)
+    return placed
+
+
 def plot(
     devices: Sequence[DeviceLike] = ("H100-SXM",),
     kernels: Sequence[KernelPoint] = (),
     dtype: str = "fp32",
     ax=None,
     intensity_range: tuple[float, float] | None = None,
+    *,
+    direct_labels: bool = False,
+    ridge_labels: bool = True,
 ):
     """Draw each device's roofline on log-log axes and place the kernels; returns the axes.
 
     A kernel with a measured time is drawn at its achieved FLOP/s (filled marker); one without is
-    drawn on the first device's roof (hollow marker), the best it could do there.
+    drawn on the first device's roof (hollow marker), the best it could do there. Each ridge point
+    is marked with its value in FLOP/byte (``ridge_labels``). ``direct_labels`` writes each
+    device's name above its compute roof instead of in a legend, for plots with many roofs.
+    ``dtype`` applies to devices given by their ``gu.specs`` name; pass ``roof(name, dtype)``
+    objects to mix precisions on one plot (e.g. an H100's fp32 and bf16 roofs).
     """
     import matplotlib.pyplot as plt
 
@@ -165,10 +182,33 @@ def plot(
         min([0.05, *intensities, *(r.ridge_point / 20 for r in roofs)]),
         max([1000.0, *(4 * i for i in intensities), *(r.ridge_point * 20 for r in roofs)]),
     )
-    for r in roofs:
+    label_heights = _spread([r.peak_flops * 1.12 for r in roofs], 2.1)  # a line of text apart
+    for r, label_y in zip(roofs, label_heights, strict=True):
         xs = [low, r.ridge_point, high]
         (line,) = ax.plot(xs, [r.attainable(x) for x in xs], label=f"{r.name}")
-        ax.axvline(r.ridge_point, color=line.get_color(), linestyle=":", linewidth=0.8)
+        colour = line.get_color()
+        ax.axvline(r.ridge_point, color=colour, linestyle=":", linewidth=0.8)
+        if ridge_labels:
+            ax.plot(r.ridge_point, r.peak_flops, "D", color=colour, markersize=4)
+            ax.annotate(
+                f"{r.ridge_point:.3g}",
+                (r.ridge_point, r.peak_flops),
+                textcoords="offset points",
+                xytext=(4, -11),
+                fontsize=7,
+                color=colour,
+            )
+        if direct_labels:
+            ax.text(
+                high / 1.1,
+                label_y,
+                r.name,
+                ha="right",
+                va="bottom",
+                fontsize=8,
+                color=colour,
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 0.5},
+            )
     first = roofs[0]
     for kernel in kernels:
         intensity = max(kernel.intensity, low)
@@ -183,6 +223,10 @@ def plot(
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP / byte of DRAM traffic)")
     ax.set_ylabel("attainable FLOP/s")
-    ax.set_title(f"Roofline ({dtype}); Williams, Waterman & Patterson, CACM 2009")
-    ax.legend(loc="lower right", fontsize="small")
+    named = all(isinstance(device, str) for device in devices)
+    what = f"Roofline ({dtype})" if named else "Roofline"
+    ridge = "\n(diamonds: ridge points, labelled in FLOP/byte)" if ridge_labels else ""
+    ax.set_title(f"{what}; Williams, Waterman & Patterson, CACM 2009{ridge}", fontsize=9)
+    if not direct_labels:
+        ax.legend(loc="lower right", fontsize="small")
     return ax

@@ -52,6 +52,7 @@ __all__ = [
     "animate",
     "cycles",
     "matmul_tile",
+    "output_stationary",
     "run",
     "step",
     "tile_matmul",
@@ -470,3 +471,33 @@ def animate(a, b, *, rows: int, cols: int, interval: int = 1000, dpi: int = 56):
     anim = animation.FuncAnimation(fig, draw, frames=len(frames), interval=interval, blit=False)
     plt.close(fig)
     return anim
+
+
+def output_stationary(a, b) -> tuple[np.ndarray, int]:
+    """``a @ b`` on an output-stationary array of ``M x N`` cells; returns (product, cycles).
+
+    The other classic dataflow (Chen, Emer & Sze, "Eyeriss: a spatial architecture for
+    energy-efficient dataflow for convolutional neural networks", ISCA 2016, Section IV, name the
+    weight-, output- and row-stationary families): cell ``(i, j)`` keeps the partial sum of
+    ``c[i, j]`` and never passes it on. Row ``i`` of ``a`` enters row ``i`` of the array from the
+    left ``i`` cycles late, column ``j`` of ``b`` enters column ``j`` from the top ``j`` cycles
+    late; every cycle each cell adds the product of what it holds, then passes ``a`` right and
+    ``b`` down. The last product reaches cell ``(M-1, N-1)`` after ``K + M + N - 2`` cycles
+    (reading the results out of the cells is not counted).
+    """
+    a, b = _as_matrix("a", a), _as_matrix("b", b)
+    (m, k), (k_b, n) = a.shape, b.shape
+    if k != k_b:
+        raise ValueError(f"a is {m} x {k} and b is {k_b} x {n}: the inner sizes must agree")
+    acc = np.zeros((m, n), dtype=np.result_type(a, b))
+    a_reg, b_reg = np.zeros((m, n), dtype=a.dtype), np.zeros((m, n), dtype=b.dtype)
+    total = k + m + n - 2
+    for t in range(total):
+        a_reg[:, 1:] = a_reg[:, :-1].copy()  # activations move one cell right
+        b_reg[1:, :] = b_reg[:-1, :].copy()  # weights move one cell down
+        for i in range(m):  # skewed inputs at the left edge: row i is i cycles late
+            a_reg[i, 0] = a[i, t - i] if 0 <= t - i < k else 0
+        for j in range(n):  # and at the top edge: column j is j cycles late
+            b_reg[0, j] = b[t - j, j] if 0 <= t - j < k else 0
+        acc += a_reg * b_reg  # every cell: one multiply-accumulate into its own output
+    return acc, total

@@ -409,6 +409,7 @@ def thread_map(kernel, griddim, blockdim, *args, plot: bool = True) -> ThreadMap
 _UNWRITTEN = (1.0, 1.0, 1.0)
 _SHARED_FILL = (0.98, 0.78, 0.78)
 _SHARED = "#b2182b"
+_PADDING = (0.9, 0.9, 0.9)  # cells past the end of a 1-D array drawn in rows of _WRAP
 _WRAP = 32  # a long 1-D array is drawn 32 elements (one warp's worth) per row
 
 
@@ -451,7 +452,7 @@ def _draw_array(ax, result: ThreadMap, write_map: WriteMap, colours, max_annotat
     annotate = rows * cols <= max_annotated
     for (r, c), element in np.ndenumerate(cells):
         if element < 0:
-            image[r, c] = (0.9, 0.9, 0.9)
+            image[r, c] = _PADDING
         elif writes[element] == 0:
             image[r, c] = _UNWRITTEN
         elif writers[element] > 1:
@@ -487,7 +488,7 @@ def _draw_array(ax, result: ThreadMap, write_map: WriteMap, colours, max_annotat
     ax.set_title(f"{write_map.name}, shape {write_map.shape}", fontsize=9)
 
 
-def _legend(ax, result: ThreadMap, colours) -> None:
+def _legend(ax, result: ThreadMap, write_map: WriteMap, colours) -> None:
     from matplotlib.patches import Patch
 
     blocks = math.prod(result.griddim)
@@ -503,6 +504,10 @@ def _legend(ax, result: ThreadMap, colours) -> None:
         handles.append(Patch(facecolor="none", edgecolor="none", label=f"... {blocks} blocks"))
     handles.append(Patch(facecolor=_UNWRITTEN, edgecolor="0.55", label="never written"))
     handles.append(Patch(facecolor=_SHARED_FILL, edgecolor="0.55", label="×k: k threads wrote it"))
+    if (_cells(write_map) < 0).any():  # the last row of a wrapped 1-D array is not full
+        handles.append(
+            Patch(facecolor=_PADDING, edgecolor="0.55", label="no element (past the end)")
+        )
     ax.legend(
         handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7, frameon=False
     )
@@ -536,7 +541,7 @@ def _plot(result: ThreadMap, max_annotated: int):
     colours = _block_colours(math.prod(result.griddim))
     for ax, write_map in zip(axes[:, 0], drawable, strict=True):
         _draw_array(ax, result, write_map, colours, max_annotated)
-        _legend(ax, result, colours)
+        _legend(ax, result, write_map, colours)
     used = _used_axes(result.griddim, result.blockdim)
     number = "threadIdx.x" if used == 1 else "threadIdx " + ",".join("xyz"[:used])
     heading = (

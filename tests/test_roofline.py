@@ -1,5 +1,7 @@
 """The roofline model (gu.roofline): ridge points from gu.specs, attainable FLOP/s, the plot."""
 
+import itertools
+
 import matplotlib
 import pytest
 
@@ -74,4 +76,32 @@ def test_plot_draws_each_roof_and_places_kernels():
     assert "Williams" in ax.get_title()
     import matplotlib.pyplot as plt
 
+    plt.close("all")
+
+
+def test_ridge_points_are_labelled_with_their_value():
+    import matplotlib.pyplot as plt
+
+    bf16 = roofline.roof("H100-SXM", "bf16")
+    ax = roofline.plot([roofline.roof("H100-SXM"), bf16])
+    texts = [t.get_text() for t in ax.texts]
+    assert f"{roofline.ridge_point('H100-SXM'):.3g}" in texts  # "20"
+    assert f"{bf16.ridge_point:.3g}" in texts  # "295"
+    diamonds = [line for line in ax.get_lines() if line.get_marker() == "D"]
+    assert [d.get_data()[0][0] for d in diamonds] == pytest.approx(
+        [roofline.ridge_point("H100-SXM"), bf16.ridge_point]
+    )
+    assert "(fp32)" not in ax.get_title()  # mixed precisions: the names say which
+    plt.close("all")
+
+
+def test_direct_labels_replace_the_legend_and_do_not_overlap():
+    import matplotlib.pyplot as plt
+
+    close = [("A", 275e12, 1.2e12), ("B", 197e12, 0.8e12), ("C", 459e12, 2.7e12)]
+    ax = roofline.plot(close, direct_labels=True, ridge_labels=False)
+    assert ax.get_legend() is None and ax.texts
+    heights = sorted(t.get_position()[1] for t in ax.texts if t.get_text() in ("A", "B", "C"))
+    assert len(heights) == 3
+    assert all(upper / lower >= 2.1 * 0.999 for lower, upper in itertools.pairwise(heights))
     plt.close("all")

@@ -257,3 +257,18 @@ def test_animation_of_a_small_case_is_small():
     assert len(html) < 400_000
     with pytest.raises(ValueError, match="one weight tile on a small array"):
         systolic.animate(random_ints((2, 5)), random_ints((5, 2)), rows=2, cols=2)
+
+
+@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (3, 3, 3), (4, 7, 2), (2, 5, 6)])
+def test_output_stationary_array_multiplies_in_k_plus_m_plus_n_minus_2_cycles(m, k, n):
+    rng = np.random.default_rng(m * 100 + k * 10 + n)
+    a = rng.integers(-9, 10, (m, k))
+    b = rng.integers(-9, 10, (k, n))
+    product, clocks = systolic.output_stationary(a, b)
+    assert np.array_equal(product, a @ b)
+    assert clocks == k + m + n - 2
+
+
+def test_output_stationary_rejects_mismatched_shapes():
+    with pytest.raises(ValueError, match="inner sizes must agree"):
+        systolic.output_stationary(np.ones((2, 3)), np.ones((4, 2)))

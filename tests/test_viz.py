@@ -173,6 +173,20 @@ def test_plot_draws_each_written_array_and_marks_problems():
     assert "3,3" in [t.get_text() for t in figure.axes[0].texts]
 
 
+def test_padding_cells_have_their_own_legend_entry():
+    # 40 elements drawn 32 per row: the second row has 24 cells past the end of the array
+    figure = thread_map(vector_add, 3, 16, *_vectors(40), plot=False).plot()
+    legend = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
+    assert "no element (past the end)" in legend
+    x = np.zeros((5, 7), dtype=np.float32)  # a 2-D array fills its grid: no padding entry
+    figure = thread_map(copy_2d, (2, 2), (4, 4), x, x.copy(), plot=False).plot()
+    legend = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
+    assert "no element (past the end)" not in legend
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
 def test_bad_input_gets_a_clear_error():
     with pytest.raises(TypeError, match=r"@cuda\.jit"):
         thread_map(vector_add.py_func, 1, 4, *_vectors(4))

@@ -1,0 +1,65 @@
+"""Record chapter 04's latency and occupancy measurements on a real GPU, for the simulator.
+
+Usage, on a machine with an NVIDIA GPU, from the repository root:
+
+    python benchmarks/ch04_latency.py
+
+1. **Pointer chase** (``gu.latency.pointer_chase``): one thread follows a shuffled chain
+   ``i = chain[i]`` through arrays of 16 KiB to 1 GiB. Each load's address is the previous load's
+   value, so the loads cannot overlap and the time per step is the latency of the level the
+   array fits in (L1, L2, DRAM; the largest arrays also miss the TLB). Timed with device events
+   (``gu.bench``: warm-up, median of repeats), divided by the number of steps.
+2. **Occupancy vs time** (``gu.latency.READ_KERNELS``): the sum of a 256 MiB float32 array with
+   one block per SM of 32 to 1024 threads, then two blocks of 1024, so 1 to 64 resident warps per
+   SM, each thread keeping 1 or 4 independent loads in flight. Each result is checked against
+   NumPy first. Little's law predicts bandwidth = bytes in flight / latency until the DRAM peak.
+
+Results go to ``gpu_utils/reference_data/ch04_latency.json`` (device, date, command); commit
+that file, and notebooks/04_memory.ipynb shows it when it runs on the simulator. On the
+simulator this script refuses: its timings would say nothing about a GPU.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import gpu_utils as gu
+
+NAME = "ch04_latency"
+CHASE_BYTES = [2**14, 2**17, 2**20, 2**22, 2**24, 2**26, 2**28, 2**30]  # 16 KiB .. 1 GiB
+CHASE_STEPS = 1 << 16
+READ_N = 1 << 26  # 256 MiB of float32: far beyond any L2 cache
+BLOCK_SHAPES = [(1, 32), (1, 64), (1, 128), (1, 256), (1, 512), (1, 1024), (2, 1024)]
+
+
+def main() -> int:
+    if gu.mode != "gpu":
+        print(
+            "This script records GPU measurements, so it needs an NVIDIA GPU (gpu_utils runs in "
+            f"{gu.mode} mode here). Run it on a GPU machine; nothing was written.",
+            file=sys.stderr,
+        )
+        return 2
+    from numba import cuda
+
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    chase = []
+    for nbytes in CHASE_BYTES:
+        ns = gu.latency.chase_ns(nbytes, CHASE_STEPS)
+        chase.append({"bytes": nbytes, "ns_per_load": ns})
+        print(f"pointer chase through {nbytes / 2**10:>9,.0f} KiB: {ns:7.1f} ns per load")
+    occupancy = []
+    for ilp in sorted(gu.latency.READ_KERNELS):
+        for blocks_per_sm, threads in BLOCK_SHAPES:
+            gbps = gu.latency.read_gbps(READ_N, sms * blocks_per_sm, threads, ilp)
+            warps = blocks_per_sm * threads // 32
+            occupancy.append({"ilp": ilp, "warps_per_sm": warps, "gb_per_s": gbps})
+            print(f"ilp {ilp}, {warps:>2} warps per SM: {gbps:8.1f} GB/s")
+    record = {"sm_count": sms, "read_n": READ_N, "pointer_chase": chase, "occupancy": occupancy}
+    path = gu.reference.save(NAME, record)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
