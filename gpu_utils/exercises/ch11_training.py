@@ -1,0 +1,888 @@
+"""Exercises of lab 11, the capstone (chapter 11, training in practice): make a slow training
+script fast, one planted problem at a time, without changing what it learns.
+
+The baseline (:func:`baseline_train` and its pieces, shown to the learner in the lab) tokenises
+in Python on every item with one loader process, materialises the softmax of the full logits to
+take its log, steps an unfused optimizer (a Python loop over parameters), computes in fp32
+everywhere, uses a tiny batch and reads the loss back to the host every step.
+
+Each check first decides correctness from what the learner's code actually did (values compared
+with a reference computed in the same process, hooks that count host synchronisations, dtypes
+seen by forward hooks), then measures the speed-up over the baseline's version of the same piece
+in the same process, interleaved, as a ratio. A fix that is correct passes even when this machine
+shows no speed-up; the message then says why, rather than blaming the learner for the machine.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+from .. import gpt, training
+from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
+
+CHAPTER = "11_training_in_practice"
+#: The capstone's model: small enough to train on a 2-core CPU in seconds.
+MODEL = {"seq_len": 32, "d_model": 32, "n_layers": 2, "n_heads": 2}
+SEQ_LEN = MODEL["seq_len"]
+LR = 3e-3
+WEIGHT_DECAY = 0.01
+#: The baseline's batch: far too small to keep any processor busy.
+TINY_BATCH = 4
+#: A speed-up below this is "no measurable speed-up" on a shared machine.
+NOISE = 1.1
+
+
+# --- the baseline script (shown in the lab) ---------------------------------------------------
+
+
+def baseline_loader(text: str, batch_size: int = TINY_BATCH, seq_len: int = SEQ_LEN, seed: int = 0):
+    """Tokenises every item in Python, in the training process itself (num_workers=0)."""
+    dataset = training.SlowTokenizingDataset(text, seq_len, repeat=4)
+    return torch.utils.data.DataLoader(
+        dataset,
+        batch_size=batch_size,
+        shuffle=True,
+        generator=torch.Generator().manual_seed(seed),
+        num_workers=0,
+    )
+
+
+def baseline_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy the long way: a full (batch, seq, vocab) softmax kept for backward, then log."""
+    probs = torch.softmax(logits.float(), dim=-1)
+    picked = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return -torch.log(picked).mean()
+
+
+def baseline_optimizer(params, lr: float = LR) -> torch.optim.Optimizer:
+    """AdamW stepped one parameter at a time (foreach=False: a Python loop over the tensors)."""
+    return torch.optim.AdamW(params, lr=lr, weight_decay=WEIGHT_DECAY, foreach=False)
+
+
+def baseline_step(model, optimizer, x, y, loss_fn=baseline_loss) -> torch.Tensor:
+    """One step in fp32."""
+    logits, _ = model(x)
+    loss = loss_fn(logits, y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss
+
+
+def baseline_train(text: str, steps: int = 30, seed: int = 0) -> list[float]:
+    """The whole slow script: every planted problem at once. Returns the loss of every step."""
+    model = gpt.build(seed=seed, **MODEL)
+    optimizer = baseline_optimizer(model.parameters())
+    losses = []
+    for _, (x, y) in zip(range(steps), baseline_loader(text, seed=seed), strict=False):
+        loss = baseline_step(model, optimizer, x, y)
+        losses.append(loss.item())  # the host waits for the device here, every step
+    return losses
+
+
+# --- shared helpers ---------------------------------------------------------------------------
+
+
+@functools.cache
+def _text() -> str:
+    return training.corpus()
+
+
+@functools.cache
+def _data() -> torch.Tensor:
+    return training.encode(_text())
+
+
+def _model(seed: int = 0) -> torch.nn.Module:
+    return gpt.build(seed=seed, **MODEL)
+
+
+def _batches(n: int, batch_size: int, seed: int = 1) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    generator = torch.Generator().manual_seed(seed)
+    return [training.get_batch(_data(), batch_size, SEQ_LEN, generator) for _ in range(n)]
+
+
+def _call(exercise_id: str, function, *args):
+    """(value, None), or (None, CheckResult) when the learner's function raised."""
+    try:
+        return function(*args), None
+    except NotImplementedError:
+        return None, not_attempted(exercise_id)
+    except Exception as error:
+        return None, failed(
+            exercise_id,
+            f"Your function raised {type(error).__name__}: {error}",
+            "run it yourself in a new cell to see the full traceback.",
+        )
+
+
+def _not_callable(exercise_id: str, answer) -> CheckResult | None:
+    if callable(answer):
+        return None
+    return failed(
+        exercise_id,
+        f"Expected a function, got {type(answer).__name__}.",
+        "pass the function itself: check(..., my_function), not my_function(...).",
+    )
+
+
+def _interleaved(fns: dict[str, callable], repeat: int = 5) -> dict[str, float]:
+    """Median seconds of each zero-argument function, timed in alternation after one warm-up."""
+    for fn in fns.values():
+        fn()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - start)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _speed_text(ratio: float, what: str, why_not: str) -> str:
+    text = (
+        f"Speed-up over the baseline, measured now on this machine ({what}): {ratio:.2f}x "
+        "(median of interleaved repeats)."
+    )
+    if ratio < NOISE:
+        text += f" That is no clear speed-up here, which is not held against you: {why_not}"
+    return text
+
+
+class _SyncCounter(TorchFunctionMode):
+    """Counts the tensor methods that make the host wait for the device (``.item()`` and kin),
+    when called from outside PyTorch (the optimizers' own bookkeeping on CPU tensors is not a
+    synchronisation and is not counted)."""
+
+    SYNCING = frozenset(
+        {"item", "tolist", "numpy", "cpu", "__float__", "__int__", "__bool__", "__index__"}
+        | {"__format__", "__repr__", "__str__"}
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name in self.SYNCING and not _called_from_torch():
+            self.calls.append(name)
+        return func(*args, **(kwargs or {}))
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__)
+
+
+def _called_from_torch() -> bool:
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.endswith(("overrides.py", "_tensor.py")):
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR)
+
+
+# --- 1. the loader ------------------------------------------------------------------------------
+
+LOADER_BATCHES = 12
+
+
+def _window_in_text(x: torch.Tensor, y_last: int, text: bytes) -> bool:
+    return bytes([*x.tolist(), y_last]) in text
+
+
+def _run_loader(exercise_id: str, answer) -> CheckResult:
+    if (problem := _not_callable(exercise_id, answer)) is not None:
+        return problem
+    text, raw = _text(), _text().encode("utf-8")
+    batch_size = 8
+
+    def draw(make, seed):
+        batches = []
+        for _, batch in zip(
+            range(LOADER_BATCHES), make(text, batch_size, SEQ_LEN, seed), strict=False
+        ):
+            batches.append(batch)
+        return batches
+
+    batches, problem = _call(exercise_id, draw, answer, 0)
+    if problem is not None:
+        return problem
+    if len(batches) < LOADER_BATCHES:
+        return failed(
+            exercise_id,
+            f"Your loader gave only {len(batches)} batches; training needs as many as it asks for.",
+            "return an iterable that keeps giving batches (a DataLoader, or a generator with "
+            "`while True: yield get_batch(...)`).",
+        )
+    for batch in batches:
+        if not (isinstance(batch, (tuple, list)) and len(batch) == 2):
+            return failed(
+                exercise_id,
+                f"Each batch should be a pair (x, y); got {type(batch).__name__}.",
+                "yield `x, y`, the inputs and their targets.",
+            )
+        x, y = batch
+        if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)):
+            return failed(exercise_id, "x and y should be tensors.", "build them with torch.")
+        if x.shape != (batch_size, SEQ_LEN) or y.shape != x.shape:
+            return failed(
+                exercise_id,
+                f"x has shape {tuple(x.shape)} and y {tuple(y.shape)}; expected both "
+                f"({batch_size}, {SEQ_LEN}) (batch_size, seq_len).",
+                "each row is one window of seq_len tokens.",
+            )
+        if x.dtype != torch.long or y.dtype != torch.long:
+            return failed(
+                exercise_id,
+                f"x is {x.dtype} and y is {y.dtype}; embeddings and cross-entropy need int64.",
+                "convert with `.long()`.",
+            )
+    x, y = batches[0]
+    if torch.equal(x, y):
+        return failed(
+            exercise_id,
+            "y equals x: the model would learn to copy its input, not to predict the next byte.",
+            "the targets are the window shifted by one: y[i, t] = token after x[i, t].",
+        )
+    for x, y in batches:
+        for i in range(batch_size):
+            if not torch.equal(x[i, 1:], y[i, :-1]) or not _window_in_text(
+                x[i], int(y[i, -1]), raw
+            ):
+                rows_fit = [
+                    j for j in range(batch_size) if torch.equal(x[i, 1:], y[j, :-1]) and j != i
+                ]
+                if rows_fit or not torch.equal(x[i, 1:], y[i, :-1]):
+                    return failed(
+                        exercise_id,
+                        f"Row {i} of a batch: its targets y[{i}] are not its input x[{i}] shifted "
+                        "by one; the labels were shuffled apart from their inputs.",
+                        "shuffle which windows go in a batch, never x and y separately: draw the "
+                        "window of seq_len + 1 tokens first, then cut it into x and y.",
+                    )
+                return failed(
+                    exercise_id,
+                    f"Row {i} of a batch is not a window of the text (x, then y's last token).",
+                    "take x = data[s : s + seq_len] and y = data[s + 1 : s + seq_len + 1] from the "
+                    "bytes of the text, encoded with `gu.training.encode(text)`.",
+                )
+    firsts = {tuple(x[0].tolist()) for x, _ in batches}
+    if len(firsts) == 1:
+        return failed(
+            exercise_id,
+            "Every batch is the same batch.",
+            "draw new windows for every batch from one generator created once, outside the loop.",
+        )
+    again, problem = _call(exercise_id, draw, answer, 0)
+    if problem is not None:
+        return problem
+    if not all(torch.equal(a[0], b[0]) for a, b in zip(batches, again, strict=True)):
+        return failed(
+            exercise_id,
+            "Two loaders made with the same seed gave different batches, so runs cannot be repeated.",
+            "draw with a generator seeded from `seed`: `torch.Generator().manual_seed(seed)`, "
+            "passed to torch.randint or to the DataLoader.",
+        )
+
+    def timed(make):
+        def run():
+            iterator = iter(make(text, 32, SEQ_LEN, 0))
+            next(iterator)  # start-up (workers, tokenising the text once) is not a step
+            for _ in range(8):
+                next(iterator)
+
+        return run
+
+    t = _interleaved({"baseline": timed(baseline_loader), "yours": timed(answer)}, repeat=3)
+    ratio = t["baseline"] / t["yours"]
+    return passed(
+        exercise_id,
+        "Every batch holds windows of the text with targets shifted by one, new windows each "
+        "batch, and the same seed repeats them.\n"
+        + _speed_text(
+            ratio,
+            "drawing 8 batches of 32",
+            "loader workers run beside the training process, and this machine has few cores to "
+            "spare; tokenising once, before training, does not depend on cores.",
+        ),
+    )
+
+
+register(
+    Exercise(
+        id="ch11_fast_loader",
+        chapter=CHAPTER,
+        title="A loader that keeps up",
+        signature="make_loader(text, batch_size, seq_len, seed) -> iterable of (x, y) int64 "
+        "tensors of shape (batch_size, seq_len), y = x shifted by one token",
+        launch="12 batches of 8 drawn twice with seed 0; then timed against the baseline loader",
+        run=functools.partial(_run_loader, "ch11_fast_loader"),
+        kind="function",
+    )
+)
+
+
+# --- 2. the loss ---------------------------------------------------------------------------------
+
+
+def _run_loss(exercise_id: str, answer) -> CheckResult:
+    if (problem := _not_callable(exercise_id, answer)) is not None:
+        return problem
+    generator = torch.Generator().manual_seed(11)
+    b, t, v = 4, SEQ_LEN, 256
+    for scale, label in ((3.0, "ordinary"), (300.0, "large")):
+        logits = (torch.randn(b, t, v, generator=generator) * scale).requires_grad_()
+        targets = torch.randint(v, (b, t), generator=generator)
+        expected = F.cross_entropy(logits.detach().flatten(0, 1), targets.flatten())
+        loss, problem = _call(exercise_id, answer, logits, targets)
+        if problem is not None:
+            text = problem.message
+            if "Expected target size" in text or ("expected" in text.lower() and "size" in text):
+                return failed(
+                    exercise_id,
+                    text.split("\n")[0].replace(f"{exercise_id}: not yet. ", ""),
+                    "F.cross_entropy wants logits of shape (N, vocab) and targets (N,): flatten "
+                    "the batch and sequence dimensions, `logits.flatten(0, 1)`, `targets.flatten()`.",
+                )
+            return problem
+        if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+            shape = tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__
+            return failed(
+                exercise_id,
+                f"Your loss is {shape}, not one number.",
+                "average over every position (reduction='mean', the default of F.cross_entropy).",
+            )
+        value = float(loss.detach())
+        if not math.isfinite(value):
+            return failed(
+                exercise_id,
+                f"With {label} logits (up to about {scale * 4:g}) your loss is {value}.",
+                "softmax underflows to exactly 0 for the unlikely classes, and log(0) is -inf: "
+                "never take the log of a softmax. F.cross_entropy (or log_softmax) computes "
+                "log-probabilities as x - logsumexp(x), which stays finite.",
+            )
+        if math.isclose(value, float(expected) * b * t, rel_tol=1e-4):
+            return failed(
+                exercise_id,
+                f"Your loss is {b * t} times the mean: it is the sum over positions.",
+                "use the mean, so the loss (and the learning rate) does not depend on batch size.",
+            )
+        if not math.isclose(value, float(expected), rel_tol=1e-4, abs_tol=1e-5):
+            return failed(
+                exercise_id,
+                f"With {label} logits your loss is {value:.6g}; the cross-entropy is "
+                f"{float(expected):.6g}.",
+                "the loss is the mean over positions of -log softmax(logits)[target].",
+            )
+        if loss.grad_fn is None:
+            return failed(
+                exercise_id,
+                "Your loss carries no gradient (it was detached or computed without autograd).",
+                "compute it from `logits` with torch operations, without .detach() or .item().",
+            )
+    model_logits = torch.randn(16, SEQ_LEN, v, generator=generator)
+    targets = torch.randint(v, (16, SEQ_LEN), generator=generator)
+
+    def fwd_bwd(fn):
+        def run():
+            logits = model_logits.clone().requires_grad_()
+            fn(logits, targets).backward()
+
+        return run
+
+    saved_base, _ = training.saved_tensor_bytes(
+        lambda: baseline_loss(model_logits.clone().requires_grad_(), targets)
+    )
+    saved_mine, _ = training.saved_tensor_bytes(
+        lambda: answer(model_logits.clone().requires_grad_(), targets)
+    )
+    speed = _interleaved({"baseline": fwd_bwd(baseline_loss), "yours": fwd_bwd(answer)}, repeat=15)
+    ratio = speed["baseline"] / speed["yours"]
+    return passed(
+        exercise_id,
+        "Your loss equals the cross-entropy, stays finite for large logits and has a gradient.\n"
+        f"Saved for backward (logits of 16 x {SEQ_LEN} x {v}): baseline {saved_base / 1e3:.0f} kB, "
+        f"yours {saved_mine / 1e3:.0f} kB.\n"
+        + _speed_text(
+            ratio,
+            "the loss's forward and backward",
+            "with a vocabulary of 256 the loss is a small part of the work; with 50,000-token "
+            "vocabularies the full softmax is the largest tensor of the step.",
+        ),
+    )
+
+
+register(
+    Exercise(
+        id="ch11_fused_loss",
+        chapter=CHAPTER,
+        title="Cross-entropy without materialising the softmax",
+        signature="loss_fn(logits (B, T, V) float, targets (B, T) int64) -> scalar tensor",
+        launch="random logits of scale 3 and 300; compared with F.cross_entropy; then timed",
+        run=functools.partial(_run_loss, "ch11_fused_loss"),
+        kind="function",
+    )
+)
+
+
+# --- 3. the optimizer -------------------------------------------------------------------------------
+
+OPT_STEPS = 3
+
+
+def _trajectory(make, batches) -> list[torch.Tensor]:
+    model = _model()
+    optimizer = make(model.parameters(), LR)
+    for x, y in batches:
+        _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def _max_diff(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
+    return max(float((p - q).abs().max()) for p, q in zip(a, b, strict=True))
+
+
+def _run_optimizer(exercise_id: str, answer) -> CheckResult:
+    if (problem := _not_callable(exercise_id, answer)) is not None:
+        return problem
+    probe, problem = _call(exercise_id, answer, [torch.nn.Parameter(torch.zeros(2))], LR)
+    if problem is not None:
+        return problem
+    if not isinstance(probe, torch.optim.Optimizer):
+        return failed(
+            exercise_id,
+            f"Your function returned a {type(probe).__name__}, not a torch.optim optimizer.",
+            "return `torch.optim.AdamW(params, lr=lr, ...)`.",
+        )
+    batches = _batches(OPT_STEPS, 4)
+    expected = _trajectory(baseline_optimizer, batches)
+    mine, problem = _call(exercise_id, _trajectory, answer, batches)
+    if problem is not None:
+        return problem
+    gap = _max_diff(mine, expected)
+    if gap > 1e-5:
+        adam = _trajectory(
+            lambda p, lr: torch.optim.Adam(p, lr=lr, weight_decay=WEIGHT_DECAY), batches
+        )
+        if _max_diff(mine, adam) < 1e-5:
+            return failed(
+                exercise_id,
+                "Your optimizer is Adam with weight_decay, which adds the decay to the gradient "
+                "(L2 regularisation); the baseline's AdamW decays the weights directly.",
+                "use torch.optim.AdamW (Loshchilov & Hutter 2019, decoupled weight decay).",
+            )
+        return failed(
+            exercise_id,
+            f"After {OPT_STEPS} steps your weights differ from the baseline's by up to {gap:.2g}.",
+            f"keep every hyper-parameter of the baseline: AdamW, lr=lr, weight_decay={WEIGHT_DECAY}, "
+            "default betas and eps; change only how the update runs (foreach or fused).",
+        )
+    defaults = probe.defaults
+    if not (defaults.get("foreach") or defaults.get("fused")):
+        return failed(
+            exercise_id,
+            "Your optimizer computes the same update, but still one parameter at a time: on a "
+            "CPU, torch.optim's default (foreach=None) is the per-parameter loop, as is "
+            "foreach=False.",
+            "ask for the multi-tensor path, `foreach=True`, or the fused kernel, `fused=True`.",
+        )
+    model = _model()
+    for p in model.parameters():
+        p.grad = torch.randn_like(p) * 1e-3
+    opt_base = baseline_optimizer(model.parameters())
+    opt_mine = answer(model.parameters(), LR)
+    speed = _interleaved({"baseline": opt_base.step, "yours": opt_mine.step}, repeat=7)
+    ratio = speed["baseline"] / speed["yours"]
+    how = "fused kernel" if defaults.get("fused") else "foreach (multi-tensor) path"
+    return passed(
+        exercise_id,
+        f"Same weights as the baseline's AdamW after {OPT_STEPS} steps (within 1e-5), via the {how}.\n"
+        + _speed_text(
+            ratio,
+            f"optimizer.step() over the model's {len(list(model.parameters()))} tensors",
+            "on a CPU, per-tensor overhead is small next to the arithmetic; on a GPU every "
+            "tensor costs several kernel launches, which foreach and fused remove.",
+        ),
+    )
+
+
+register(
+    Exercise(
+        id="ch11_fused_optimizer",
+        chapter=CHAPTER,
+        title="A multi-tensor or fused optimizer",
+        signature="make_optimizer(params, lr) -> torch.optim.Optimizer (AdamW, weight_decay=0.01)",
+        launch=f"{OPT_STEPS} steps from the same model and batches as the baseline; then timed",
+        run=functools.partial(_run_optimizer, "ch11_fused_optimizer"),
+        kind="function",
+    )
+)
+
+
+# --- 4. no host synchronisation --------------------------------------------------------------------
+
+SYNC_STEPS = 4
+
+
+def _baseline_run_steps(model, optimizer, batches):
+    losses = []
+    for x, y in batches:
+        _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+    return losses
+
+
+def _run_no_sync(exercise_id: str, answer) -> CheckResult:
+    if (problem := _not_callable(exercise_id, answer)) is not None:
+        return problem
+    batches = _batches(SYNC_STEPS, 8)
+    model = _model()
+    start = time.perf_counter()
+    expected = _baseline_run_steps(model, torch.optim.AdamW(model.parameters(), lr=LR), batches)
+    base_time = time.perf_counter() - start
+    model = _model()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LR)
+    counter = _SyncCounter()
+    start = time.perf_counter()
+    with counter:
+        losses, problem = _call(exercise_id, answer, model, optimizer, batches)
+    your_time = time.perf_counter() - start
+    if problem is not None:
+        return problem
+    if (
+        isinstance(losses, (list, tuple))
+        and losses
+        and all(isinstance(v, torch.Tensor) for v in losses)
+    ):
+        if any(v.requires_grad for v in losses):
+            return failed(
+                exercise_id,
+                "Your losses still carry their autograd graphs, so every step's activations "
+                "stay in memory until the list is freed.",
+                "keep `loss.detach()`, which shares the value but drops the graph.",
+            )
+        losses = torch.stack([v.reshape(()) for v in losses])
+    if isinstance(losses, torch.Tensor):
+        if losses.requires_grad:
+            return failed(
+                exercise_id,
+                "Your losses still carry their autograd graphs.",
+                "stack `loss.detach()` values.",
+            )
+        values = losses.detach().flatten().tolist()
+    elif isinstance(losses, (list, tuple)):
+        values = list(losses)
+    else:
+        return failed(
+            exercise_id,
+            f"Your function returned {type(losses).__name__}.",
+            "return the loss of every step: a 1-D tensor (or a list of 0-d tensors).",
+        )
+    if len(values) != SYNC_STEPS:
+        return failed(
+            exercise_id,
+            f"You returned {len(values)} losses for {SYNC_STEPS} steps.",
+            "keep one loss per step.",
+        )
+    try:
+        gaps = [abs(float(a) - b) for a, b in zip(values, expected, strict=True)]
+    except (TypeError, ValueError):
+        return failed(exercise_id, "Your losses are not numbers.", "keep `loss.detach()`.")
+    if max(gaps) > 1e-4:
+        return failed(
+            exercise_id,
+            f"Your losses differ from the baseline's by up to {max(gaps):.3g}: the training "
+            "itself changed.",
+            "change only how the losses are kept: forward, backward, step and zero_grad as before.",
+        )
+    if len(counter.calls) > 1:
+        calls = ", ".join(sorted(set(counter.calls)))
+        return failed(
+            exercise_id,
+            f"Your loop made the host wait for the device {len(counter.calls)} times for "
+            f"{SYNC_STEPS} steps (through {calls}).",
+            "`.item()`, float(), print() of a tensor and `if loss < ...` all copy a value to the "
+            "host, and on a GPU the host waits for every queued kernel. Keep the losses on the "
+            "device with `loss.detach()` and read them once, after the loop.",
+        )
+    ratio = base_time / your_time  # the two runs above, one after the other
+    return passed(
+        exercise_id,
+        f"Same losses as the baseline, with {len(counter.calls)} host synchronisation(s) in "
+        f"{SYNC_STEPS} steps instead of {SYNC_STEPS}.\n"
+        + _speed_text(
+            ratio,
+            f"{SYNC_STEPS} training steps (one run each)",
+            "on a CPU there is no device running ahead of the host, so `.item()` waits for "
+            "nothing; on a GPU it empties the queue of kernels every step.",
+        ),
+    )
+
+
+register(
+    Exercise(
+        id="ch11_no_host_sync",
+        chapter=CHAPTER,
+        title="Keep the losses on the device",
+        signature="run_steps(model, optimizer, batches) -> the loss of every step, as a 1-D "
+        "tensor (or a list of 0-d tensors), with no host synchronisation inside the loop",
+        launch=f"{SYNC_STEPS} steps, compared with the baseline's losses; syncs counted",
+        run=functools.partial(_run_no_sync, "ch11_no_host_sync"),
+        kind="function",
+    )
+)
+
+
+# --- 5. bf16 autocast ----------------------------------------------------------------------------------
+
+AMP_STEPS = 8
+#: How far the bf16 run's loss may drift from the fp32 run's (mean of the last 3 steps).
+AMP_TOLERANCE = 0.1
+
+
+def _run_bf16(exercise_id: str, answer) -> CheckResult:
+    if (problem := _not_callable(exercise_id, answer)) is not None:
+        return problem
+    batches = _batches(AMP_STEPS, 8, seed=5)
+    model, reference = _model(), _model()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LR)
+    ref_optimizer = torch.optim.AdamW(reference.parameters(), lr=LR)
+    seen: list[torch.dtype] = []
+    hook = model.blocks[0].mlp.fc1.register_forward_hook(lambda m, i, o: seen.append(o.dtype))
+    losses, expected, times = [], [], {"baseline": [], "yours": []}
+    for x, y in batches:  # the fp32 baseline and yours, step by step, on the same batches
+        start = time.perf_counter()
+        expected.append(float(baseline_step(reference, ref_optimizer, x, y, _ce).detach()))
+        times["baseline"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        loss, problem = _call(exercise_id, answer, model, optimizer, x, y)
+        times["yours"].append(time.perf_counter() - start)
+        if problem is not None:
+            hook.remove()
+            return problem
+        losses.append(loss)
+    hook.remove()
+    dtypes = {p.dtype for p in model.parameters()}
+    if dtypes != {torch.float32}:
+        return failed(
+            exercise_id,
+            f"Your weights are now {', '.join(str(d) for d in dtypes)}: the model itself was cast.",
+            "keep the weights (and the optimizer's state) in fp32 and let "
+            "`torch.autocast('cpu', dtype=torch.bfloat16)` cast inside the forward pass: a bf16 "
+            "weight cannot take updates smaller than 1/256 of itself, so training stalls.",
+        )
+    if not seen:
+        return failed(
+            exercise_id,
+            "Your step never ran the model's forward pass.",
+            "call `model(x, y)` (or model(x)) inside your step.",
+        )
+    if torch.float16 in seen:
+        return failed(
+            exercise_id,
+            "Your matmuls ran in float16.",
+            "use bfloat16: it has fp32's exponent range, so no loss scaling is needed; fp16 "
+            "needs a GradScaler to keep small gradients from underflowing to zero.",
+        )
+    if torch.bfloat16 not in seen:
+        return failed(
+            exercise_id,
+            "Your matmuls ran in float32: autocast was not active around the forward pass.",
+            "wrap the forward pass (and the loss) in `with torch.autocast('cpu', "
+            "dtype=torch.bfloat16):`, and call backward and the optimizer outside it.",
+        )
+    try:
+        values = [float(v.detach()) if isinstance(v, torch.Tensor) else float(v) for v in losses]
+    except (TypeError, ValueError):
+        return failed(exercise_id, "Your step should return the loss.", "end with `return loss`.")
+    mine, ref = statistics.mean(values[-3:]), statistics.mean(expected[-3:])
+    if not math.isfinite(mine) or abs(mine - ref) > AMP_TOLERANCE:
+        return failed(
+            exercise_id,
+            f"After {AMP_STEPS} steps your loss is {mine:.3g} and the fp32 baseline's "
+            f"{ref:.3g} (means of the last 3 steps, same batches): more apart than bf16 "
+            f"rounding explains (tolerance {AMP_TOLERANCE}).",
+            "each step must call loss.backward(), optimizer.step() and optimizer.zero_grad() "
+            "once, as the baseline does; only the forward pass goes under autocast.",
+        )
+    ratio = statistics.median(times["baseline"][1:]) / statistics.median(times["yours"][1:])
+    return passed(
+        exercise_id,
+        f"Matmuls in bf16, weights in fp32, and after {AMP_STEPS} steps your loss is {mine:.3g} "
+        f"against fp32's {ref:.3g}.\n"
+        + _speed_text(
+            ratio,
+            "one training step",
+            "bf16 is fast on hardware with bf16 matrix units (tensor cores, AMX); a CPU without "
+            "them converts to fp32 and back, which can even be slower.",
+        ),
+    )
+
+
+def _ce(logits, targets):
+    return F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten())
+
+
+register(
+    Exercise(
+        id="ch11_bf16_autocast",
+        chapter=CHAPTER,
+        title="Mixed precision with bf16 autocast",
+        signature="train_step(model, optimizer, x, y) -> loss (one full step)",
+        launch=f"{AMP_STEPS} steps of batch 8 beside an fp32 baseline on the same batches, timed",
+        run=functools.partial(_run_bf16, "ch11_bf16_autocast"),
+        kind="function",
+    )
+)
+
+
+# --- 6. gradient accumulation ---------------------------------------------------------------------------
+
+
+def _grads(model) -> list[torch.Tensor]:
+    return [
+        torch.zeros_like(p) if p.grad is None else p.grad.detach().clone()
+        for p in model.parameters()
+    ]
+
+
+def _full_grads(x, y, pieces=None, weights=None) -> list[torch.Tensor]:
+    """Gradient of the mean loss over ``pieces`` of the batch, weighted (default: whole batch)."""
+    model = _model()
+    if pieces is None:
+        _, loss = model(x, y)
+        loss.backward()
+    else:
+        for (xs, ys), w in zip(pieces, weights, strict=True):
+            _, loss = model(xs, ys)
+            (loss * w).backward()
+    return _grads(model)
+
+
+def _close(a, b, tol=1e-5) -> bool:
+    scale = max(float(q.abs().max()) for q in b) or 1.0
+    return _max_diff(a, b) <= tol * scale
+
+
+def _run_accumulate(exercise_id: str, answer) -> CheckResult:
+    if (problem := _not_callable(exercise_id, answer)) is not None:
+        return problem
+    for batch, k in ((8, 2), (8, 4), (10, 4)):
+        ((x, y),) = _batches(1, batch, seed=batch * 10 + k)
+        expected = _full_grads(x, y)
+        model = _model()
+        _, problem = _call(exercise_id, answer, model, x, y, k)
+        if problem is not None:
+            return problem
+        mine = _grads(model)
+        if _close(mine, expected):
+            continue
+        where = f"With a batch of {batch} in {k} micro-batches"
+        if all(float(g.abs().max()) == 0 for g in mine):
+            return failed(
+                exercise_id,
+                f"{where}, the model has no gradients afterwards.",
+                "call `loss.backward()` for every micro-batch, and do not zero the gradients "
+                "at the end.",
+            )
+        pieces = list(zip(x.tensor_split(k), y.tensor_split(k), strict=True))
+        if _close(mine, [g * k for g in expected], 1e-4):
+            return failed(
+                exercise_id,
+                f"{where}, your gradients are {k} times too large: the sum of the micro-batch "
+                "means, not their mean.",
+                f"divide each micro-batch's loss by the number of micro-batches ({k}) before "
+                "backward (the same mistake as a loss scale that is never undone).",
+            )
+        if _close(mine, _full_grads(x, y, pieces[:-1], [1 / k] * (k - 1)), 1e-4) or _close(
+            mine, _full_grads(x, y, pieces[:-1], [1 / (k - 1)] * (k - 1)), 1e-4
+        ):
+            return failed(
+                exercise_id,
+                f"{where}, your gradients leave out the last micro-batch.",
+                "loop over all k micro-batches: `for xs, ys in zip(x.tensor_split(k), "
+                "y.tensor_split(k))`, and check range() bounds.",
+            )
+        if _close(mine, _full_grads(x, y, pieces[-1:], [1 / k]), 1e-4) or _close(
+            mine, _full_grads(x, y, pieces[-1:], [1.0]), 1e-4
+        ):
+            return failed(
+                exercise_id,
+                f"{where}, only the last micro-batch's gradient is left.",
+                "zero the gradients once before the loop, not inside it: backward() adds to "
+                ".grad, which is what accumulation relies on.",
+            )
+        if batch % k and _close(mine, _full_grads(x, y, pieces, [1 / k] * k), 1e-4):
+            return failed(
+                exercise_id,
+                f"{where} (micro-batches of unequal size), each micro-batch counts equally, so "
+                "the tokens of the smaller ones count more.",
+                "weight each micro-batch's mean loss by its share of the batch, len(xs) / len(x).",
+            )
+        return failed(
+            exercise_id,
+            f"{where}, your gradients differ from the whole batch's by up to "
+            f"{_max_diff(mine, expected):.3g}.",
+            "accumulate the gradients of loss_i * len(xs_i) / len(x) over all micro-batches.",
+        )
+
+    def step(fn, batch_size, k=None):
+        model = _model()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=LR, foreach=True)
+        ((x, y),) = _batches(1, batch_size, seed=3)
+
+        def run():
+            if k is None:
+                _, loss = model(x, y)
+                loss.backward()
+            else:
+                fn(model, x, y, k)
+            optimizer.step()
+            optimizer.zero_grad()
+
+        return run
+
+    speed = _interleaved(
+        {"baseline": step(None, TINY_BATCH), "yours": step(answer, 32, 2)}, repeat=3
+    )
+    ratio = (speed["baseline"] / TINY_BATCH) / (speed["yours"] / 32)
+    return passed(
+        exercise_id,
+        "Accumulated gradients equal the whole batch's (batches of 8 and 10, 2 and 4 "
+        "micro-batches, within 1e-5).\n"
+        + _speed_text(
+            ratio,
+            f"tokens/s of a batch of 32 in 2 micro-batches against the baseline's batch of "
+            f"{TINY_BATCH}",
+            "this machine's few cores are already busy at a small batch; a GPU needs thousands "
+            "of tokens per step to fill its SMs.",
+        ),
+    )
+
+
+register(
+    Exercise(
+        id="ch11_grad_accumulation",
+        chapter=CHAPTER,
+        title="Gradient accumulation for a bigger batch",
+        signature="accumulate(model, x, y, k) -> None; leaves in .grad the gradient of the mean "
+        "loss over the whole batch, computed in k micro-batches",
+        launch="batches of 8 (k = 2, 4) and 10 (k = 4) compared with the whole batch; then timed",
+        run=functools.partial(_run_accumulate, "ch11_grad_accumulation"),
+        kind="function",
+    )
+)
