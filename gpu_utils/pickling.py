@@ -16,12 +16,19 @@ import cloudpickle
 _BY_REFERENCE = ("gpu_utils", "torch", "numpy", "numba", "cloudpickle")
 
 
-def python_function(kernel: object) -> Callable | None:
-    """The Python function behind a CUDA kernel (GPU dispatcher or simulator kernel), or None."""
+def python_function(kernel: object, *, plain: bool = False) -> Callable | None:
+    """The Python function behind a CUDA kernel (GPU dispatcher or simulator kernel), or None.
+
+    With ``plain=True`` a plain Python function is accepted too and returned as it is. The one
+    definition for the course: the checker, ``gu.ptx`` and ``gu.trace`` all use it (a caller
+    that needs a function raises its own error on None).
+    """
     for attribute in ("py_func", "fn"):
         function = getattr(kernel, attribute, None)
-        if callable(function):
+        if callable(function) and hasattr(function, "__code__"):
             return function
+    if plain and callable(kernel) and hasattr(kernel, "__code__"):
+        return kernel
     return None
 
 

@@ -120,7 +120,7 @@ def test_ring_all_gather_rejects_mistakes_with_their_hint(answer, hint):
 
 
 def test_a_deadlock_ends_with_a_message(monkeypatch):
-    monkeypatch.setattr(ch08_collectives, "RUN_TIMEOUT", 3.0)
+    monkeypatch.setattr(ch08_collectives, "RUN_TIMEOUT", 6.0)
     result = run("ring_all_gather", all_gather_send_first)
     assert not result.passed
     assert "a deadlock" in result.message and "dist.isend" in result.message, result.message
@@ -326,3 +326,89 @@ def test_cost_model_answers_agree_with_the_cost_model():
     assert run("allgather_node_time", lambda: node).passed
     cluster = c.estimate_time("all_reduce", 14e9, 128) * 1e3
     assert run("allreduce_cluster_time", lambda: cluster).passed
+
+
+# --- odd results and stuck rings (issue 9): every path ends in a message ---------------------
+
+
+def gather_returns_list(chunk, rank, world_size):
+    return [chunk] * world_size
+
+
+def gather_none_on_rank_one(chunk, rank, world_size):
+    result = all_gather_reference(chunk, rank, world_size)
+    return None if rank == 1 else result
+
+
+def gather_wrong_shape(chunk, rank, world_size):
+    return all_gather_reference(chunk, rank, world_size).reshape(world_size, -1)
+
+
+def gather_complex(chunk, rank, world_size):
+    return all_gather_reference(chunk, rank, world_size).to(torch.complex64)
+
+
+def reduce_wrong_shape(x, rank, world_size):
+    return all_reduce_reference(x, rank, world_size)[:-1]
+
+
+@pytest.mark.parametrize(
+    "exercise_id, answer, words",
+    [
+        ("ring_all_gather", gather_returns_list, "returned a list on rank 0"),
+        ("ring_all_gather", gather_none_on_rank_one, "returned None on rank 1"),
+        ("ring_all_gather", gather_wrong_shape, "instead of"),
+        ("ring_all_gather", gather_complex, "tensor of dtype complex64"),
+        ("ring_all_reduce", reduce_wrong_shape, "instead of"),
+    ],
+)
+def test_odd_results_get_a_message_not_a_traceback(exercise_id, answer, words):
+    result = run(exercise_id, answer)
+    assert not result.passed
+    assert words in result.message, result.message
+    assert "Traceback" not in result.message and "checker itself failed" not in result.message
+
+
+def gather_receives_from_the_right(chunk, rank, world_size):
+    out = torch.empty(world_size * chunk.numel())
+    pieces = list(out.chunk(world_size))
+    pieces[rank].copy_(chunk)
+    for step in range(world_size - 1):
+        request = dist.isend(pieces[(rank - step) % world_size], dst=(rank + 1) % world_size)
+        dist.recv(pieces[(rank - step - 1) % world_size], src=(rank + 1) % world_size)
+        request.wait()
+    return out
+
+
+def gather_loop_never_advances(chunk, rank, world_size):
+    out = torch.empty(world_size * chunk.numel())
+    pieces = list(out.chunk(world_size))
+    pieces[rank].copy_(chunk)
+    step = 0
+    while step < world_size - 1:
+        request = dist.isend(pieces[(rank - step) % world_size], dst=(rank + 1) % world_size)
+        dist.recv(pieces[(rank - step - 1) % world_size], src=(rank - 1) % world_size)
+        request.wait()
+    return out
+
+
+def gather_rank_zero_returns_early(chunk, rank, world_size):
+    if rank == 0:
+        return torch.cat([chunk] * world_size)
+    return all_gather_reference(chunk, rank, world_size)
+
+
+@pytest.mark.parametrize(
+    "answer, words, not_words",
+    [
+        (gather_receives_from_the_right, "none was sending", "every rank sends first"),
+        (gather_loop_never_advances, "inside the loop", "every rank sends first"),
+        (gather_rank_zero_returns_early, "already returned", "crashed"),
+    ],
+)
+def test_stuck_rings_are_told_apart(monkeypatch, answer, words, not_words):
+    monkeypatch.setattr(ch08_collectives, "RUN_TIMEOUT", 6.0)
+    result = run("ring_all_gather", answer)
+    assert not result.passed
+    assert words in result.message, result.message
+    assert not_words not in result.message, result.message

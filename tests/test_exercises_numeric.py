@@ -27,11 +27,34 @@ def test_right_answer_within_tolerance_passes():
         (lambda: 20.0, "1.43x the expected"),
         (lambda: "14", "not a number"),
         (lambda: 1 / 0, "ZeroDivisionError"),
+        (lambda: 2 * 4096**4096, "too large for a float (about 10^"),
+        (lambda: float("nan"), "returned nan"),
+        (lambda: float("-inf"), "returned -inf"),
+        (lambda: None, "returned None (NoneType), not a number"),
+        (lambda: [14.0], "(list), not a number"),
+        (lambda: 14 + 0j, "(complex), not a number"),
+        (lambda: "x" * 500, "..."),
+        (lambda: [2**20000], "a value (list)"),
+        (lambda: {}["key"], "KeyError"),
+        (lambda: exit(), "SystemExit"),
     ],
 )
 def test_wrong_answers_explain_themselves(function, text):
     result = run(function)
-    assert not result.passed and text in result.message
+    assert not result.passed and text in result.message, result.message
+    assert "Traceback" not in result.message and len(result.message) < 600
+
+
+def test_nan_without_an_exercise_hint_still_gets_one():
+    bare = _numeric.numeric_exercise(
+        id="test_numeric_bare",
+        chapter="test",
+        title="t",
+        question="q?",
+        answer=_numeric.NumericAnswer(expected=14.0),
+    )
+    result = bare.run(lambda: float("nan"))
+    assert "Hint:" in result.message and "0/0" in result.message
 
 
 def test_stub_is_not_attempted():

@@ -12,17 +12,23 @@ Each chapter's exercises live in a module ``chNN_topic.py`` of this package, fou
 from __future__ import annotations
 
 import importlib
+import linecache
 import pkgutil
 
 from .. import runtime
 from ..pickling import dumps, python_function
 from ._isolation import run_isolated
+from ._kernels import not_launchable
 from ._registry import CheckResult, Exercise, failed, get, ids, register
+from ._worker import WALL_FACTOR
 
 __all__ = ["CheckResult", "Exercise", "check", "describe", "get", "ids", "register"]
 
-#: Seconds a check may run before the checker stops it.
+#: Seconds a check may run before the checker stops it (kernel exercises scale their own limit,
+#: at most 20 s, from this machine's speed: see ``_worker``).
 DEFAULT_TIMEOUT = 60.0
+#: Seconds the notebook's side waits beyond the checker process's own limit (its start-up).
+GRACE = 30.0
 
 
 def _load_chapters() -> None:
@@ -41,6 +47,9 @@ def _prepare(exercise: Exercise, answer: object) -> tuple[bytes | None, CheckRes
     """Serialise the answer for the checker's process, or explain why it can't be checked."""
     target = answer
     if exercise.kind == "kernel":
+        problem = not_launchable(answer, exercise.signature)
+        if problem is not None:
+            return None, failed(exercise.id, *problem)
         target = python_function(answer)
         if target is None:
             if callable(answer):
@@ -65,22 +74,54 @@ def _prepare(exercise: Exercise, answer: object) -> tuple[bytes | None, CheckRes
         )
 
 
-def check(exercise_id: str, answer: object, *, timeout: float = DEFAULT_TIMEOUT) -> CheckResult:
-    """Check ``answer`` (a kernel, function or value) for ``exercise_id``; never raises for it."""
+def sources(answer: object) -> dict[str, list[str]]:
+    """The text of the cell (or file) the answer's code comes from, keyed by the file name its
+    code carries, for the checker's process to quote lines from."""
+    code = getattr(python_function(answer) or answer, "__code__", None)
+    if code is None:
+        return {}
+    module_globals = getattr(python_function(answer) or answer, "__globals__", None)
+    return {code.co_filename: linecache.getlines(code.co_filename, module_globals)}
+
+
+def _value_check(exercise: Exercise, answer: object) -> CheckResult:
+    try:
+        return exercise.run(answer)
+    except Exception as error:  # a course bug: say so, in a sentence
+        return CheckResult(
+            False,
+            f"{exercise.id}: the checker itself failed ({type(error).__name__}: {error}). This "
+            "is a bug in the course, not in your answer; please report it.",
+            exercise.id,
+        )
+
+
+def check(exercise_id: str, answer: object, *, timeout: float | None = None) -> CheckResult:
+    """Check ``answer`` (a kernel, function or value) for ``exercise_id``; never raises for it.
+
+    ``timeout`` (seconds) overrides the time limit: by default a kernel check may use up to 20 s
+    of processor time (less for a quick exercise, scaled from this machine's speed), other
+    checks 60 s.
+    """
     try:
         exercise = get(exercise_id)
     except KeyError as error:
         return CheckResult(False, error.args[0], exercise_id)
     if exercise.kind == "value":
-        return exercise.run(answer)
+        return _value_check(exercise, answer)
     payload, problem = _prepare(exercise, answer)
     if problem is not None:
         return problem
-    result = run_isolated(exercise_id, exercise.kind, payload, "simulator", timeout)
+    cell = sources(answer)
+    limit = (
+        timeout or exercise.time_limit or (20.0 if exercise.kind == "kernel" else DEFAULT_TIMEOUT)
+    )
+    backstop = WALL_FACTOR * limit + GRACE  # the checker's process stops itself before this
+    result = run_isolated(exercise_id, exercise.kind, payload, "simulator", backstop, cell, timeout)
     if result.output:
         print(result.output, end="")
     if result.passed and exercise.kind == "kernel" and runtime.mode == "gpu":
-        on_gpu = run_isolated(exercise_id, exercise.kind, payload, "gpu", timeout)
+        on_gpu = run_isolated(exercise_id, exercise.kind, payload, "gpu", backstop, cell, timeout)
         if not on_gpu.passed:
             text = on_gpu.message.replace(f"{exercise_id}: not yet.", "", 1).strip()
             result = CheckResult(
@@ -93,3 +134,6 @@ def check(exercise_id: str, answer: object, *, timeout: float = DEFAULT_TIMEOUT)
 
 
 _load_chapters()
+from ..progress import recorded  # noqa: E402  (gu.progress(): passes are recorded)
+
+check = recorded(check)  # recording can never change or break a check

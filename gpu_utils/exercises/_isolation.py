@@ -58,14 +58,27 @@ def shutdown() -> None:
         _stop(mode)
 
 
-def run_isolated(exercise_id: str, kind: str, payload: bytes, mode: str, timeout: float):
-    """Run one check in the ``mode`` worker; a CheckResult, or a plain-language failure."""
+def run_isolated(
+    exercise_id: str,
+    kind: str,
+    payload: bytes,
+    mode: str,
+    timeout: float,
+    sources: dict[str, list[str]] | None = None,
+    limit: float | None = None,
+):
+    """Run one check in the ``mode`` worker; a CheckResult, or a plain-language failure.
+
+    The worker stops the check itself after ``limit`` seconds (None: its own, scaled limit) and
+    says where the code was; ``timeout`` is the parent's last resort, for code that never lets
+    the worker's watchdog run. ``sources`` maps file names to the lines of the learner's cell.
+    """
     with _lock:
         if mode not in _workers or _workers[mode][0].poll() is not None:
             _stop(mode)
             _workers[mode] = _start(mode)
         process, to_worker, from_worker = _workers[mode]
-        to_worker.send((exercise_id, kind, payload))
+        to_worker.send((exercise_id, kind, payload, sources or {}, limit))
         try:
             finished = from_worker.poll(timeout)
         except KeyboardInterrupt:  # the learner interrupted the check: stop the kernel too
@@ -82,7 +95,10 @@ def run_isolated(exercise_id: str, kind: str, payload: bytes, mode: str, timeout
                 exercise_id,
             )
         try:
-            return CheckResult(*from_worker.recv())
+            reply = from_worker.recv()
+            if len(reply) > 5:  # the worker stopped an endless check and is ending itself
+                _stop(mode)
+            return CheckResult(*reply[:5])
         except (EOFError, OSError):
             code = process.wait(5)
             _stop(mode)

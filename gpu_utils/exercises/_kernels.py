@@ -12,9 +12,12 @@ conditions. ``trace_case`` picks the traced launch (default: the largest case of
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 import re
+import textwrap
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -23,6 +26,8 @@ import numpy as np
 from .. import runtime
 from ..pickling import python_function
 from ..trace import Race
+from ._compiles import compile_problem
+from ._errors import KernelError, explain, signature_problem
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed
 from ._trace_checks import (
     TRACE_THREAD_LIMIT,
@@ -42,6 +47,7 @@ __all__ = [
     "GUARD_HINT_2D",
     "TRACE_THREAD_LIMIT",
     "Case",
+    "KernelError",
     "Mismatch",
     "TraceRequirement",
     "blocks_for",
@@ -71,6 +77,9 @@ class Case:
     rtol: float = 1e-5
     atol: float = 1e-6
     extra: dict = field(default_factory=dict)
+    #: Positions in ``inputs`` the kernel may change (scratch space); any other input that
+    #: changes fails the check, as the kernel should only read it.
+    writable_inputs: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -137,8 +146,9 @@ class NotAttempted(Exception):
     """The learner's code still raises NotImplementedError."""
 
 
-def launch(kernel, case: Case, args: Sequence[np.ndarray]) -> str | None:
-    """Launch the kernel on ``args``; None when it ran, else a plain-language account of the error."""
+def launch(kernel, case: Case, args: Sequence[np.ndarray]) -> KernelError | None:
+    """Launch the kernel on ``args``; None when it ran, else a :class:`KernelError` (a ``str``)
+    that says, in the learner's terms, what went wrong and where."""
     try:
         kernel[case.griddim, case.blockdim](*args)
         from numba import cuda
@@ -146,11 +156,8 @@ def launch(kernel, case: Case, args: Sequence[np.ndarray]) -> str | None:
         cuda.synchronize()
     except NotImplementedError as error:
         raise NotAttempted from error
-    except IndexError as error:
-        return explain_index_error(str(error))
     except Exception as error:
-        first_line = (str(error).strip().splitlines() or [""])[0]
-        return f"Your kernel raised {type(error).__name__}: {first_line}"
+        return explain(error, python_function(kernel), case.blockdim)
     return None
 
 
@@ -205,18 +212,37 @@ def _fresh_args(case: Case) -> tuple[tuple, tuple]:
     return tuple(a.copy() for a in case.inputs) + outputs, outputs
 
 
-def _race_in(kernel, case: Case):
-    """The first race the trace of ``case`` shows, or None (also when it cannot be traced)."""
+def _trace_of(kernel, case: Case):
+    """The trace report of ``case``, or None (too many threads, or it cannot be traced)."""
     if threads_of(case) > TRACE_THREAD_LIMIT:
         return None
     for _ in range(2):  # a second try, should the first trace fail for a reason of its own
         args, _ = _fresh_args(case)
         try:
-            report = trace_kernel(kernel, case, args)
+            return trace_kernel(kernel, case, args)
         except Exception:
             continue
-        return report.races[0] if report.races else None
     return None
+
+
+def _race_in(kernel, case: Case):
+    """The first race the trace of ``case`` shows, or None (also when it cannot be traced)."""
+    report = _trace_of(kernel, case)
+    return report.races[0] if report is not None and report.races else None
+
+
+DIVERGENT_BARRIER_HINT = (
+    "Move cuda.syncthreads() out of the `if` (or the loop condition) that not all threads take: "
+    "every thread of the block must execute the same barriers, the same number of times."
+)
+
+
+def _divergent_text(lines) -> str:
+    where = ", ".join(str(line) for line in lines)
+    return (
+        "every thread of the block must reach each cuda.syncthreads(): yours are reached by only "
+        f"some threads (line {where}). On a GPU that can hang or give wrong results."
+    )
 
 
 def kernel_exercise(
@@ -236,6 +262,9 @@ def kernel_exercise(
     requirements: Sequence[TraceRequirement] = (),
     trace_case: Callable[[np.random.Generator], Case] | None = None,
     race_hint: Callable[[Race], str] = race_hint,
+    compiles: bool = True,
+    reference: Callable | None = None,
+    time_limit: float | None = None,
 ) -> Exercise:
     """Build an Exercise that launches the learner's kernel on each case and explains failures.
 
@@ -248,20 +277,61 @@ def kernel_exercise(
     gives that launch (it must be correct too); by default the largest case of at most
     ``TRACE_THREAD_LIMIT`` threads. A wrong result also names a race if the trace shows one.
     ``race_hint(race)`` says what to do about a race (default: by the race's kind).
+
+    Before the results are compared, a kernel that changed an input (other than
+    ``Case.writable_inputs``) fails, and one that wrote nothing at all is told so. ``error_hint``
+    receives a :class:`KernelError` (a ``str`` with ``kind``, ``array``, ``index``, ``size``...)
+    for out-of-bounds indexing and WarpErrors only (``error.kind`` says which); other exceptions get hints keyed to their own cause, and
+    ``error_hint`` may return "" to keep the generic one. Once correct on the simulator, the
+    kernel must also compile for a GPU (``compiles=False`` opts out).
+
+    The time limit of a check is scaled from this machine's time for the cases launched with
+    ``reference`` (a correct kernel's Python function, optional) or else a kernel that does
+    nothing; ``time_limit`` (seconds) overrides it for a slow exercise.
     """
+
+    def error_result(case: Case, error: KernelError) -> CheckResult:
+        why = error.hint
+        if error.kind == "extra_threads":
+            why = (error_hint(case, error) if error_hint else "") or guard_hint
+        elif error.kind in ("out_of_bounds", "warp") and error_hint:
+            why = error_hint(case, error) or why
+        return failed(id, f"With {case.label}: {error}", why)
 
     def run_case(kernel, case: Case) -> CheckResult | None:
         args, outputs = _fresh_args(case)
+        function = python_function(kernel)
+        wrong_call = signature_problem(function, len(args), _documented_arguments(signature))
+        if wrong_call:
+            return failed(id, wrong_call, f"the expected signature is {signature}.")
         error = launch(kernel, case, args)
         if error:
-            why = error_hint(case, error) if error_hint else guard_hint
-            return failed(id, f"With {case.label}: {error}", why)
+            return error_result(case, error)
+        changed = _changed_input(case, args, _documented_arguments(signature) or None)
+        if changed:
+            return failed(
+                id,
+                f"With {case.label}: your kernel changed its input {changed}, which it should "
+                "only read.",
+                "write results only into the output"
+                + (f" (`{'`, `'.join(output_names)}`)" if output_names else "")
+                + "; leave the inputs as they were (the caller, or the next kernel, still "
+                "needs them).",
+            )
+        nothing = _wrote_nothing(case, outputs, function, output_names)
+        if nothing:
+            advice = nothing[1] or hint(case, compare(case, outputs, output_names))
+            return failed(id, f"With {case.label}: {nothing[0]}", advice)
         mismatch = compare(case, outputs, output_names)
         if mismatch:
             what = f"With {case.label}: {mismatch.describe()}"
             advice = hint(case, mismatch)
-            race = _race_in(kernel, case) if check_races and tracing() else None
-            if race is not None:
+            report = _trace_of(kernel, case) if check_races and tracing() else None
+            if report is not None and report.divergent_barriers:  # the likelier cause: first
+                what += "\nAlso, " + _divergent_text(report.divergent_barriers)
+                advice = DIVERGENT_BARRIER_HINT
+            elif report is not None and report.races:
+                race = report.races[0]
                 what += f"\nYour kernel has a race: {race.describe()}"
                 advice += f"\nTo fix the race: {race_hint(race)}"
             return failed(id, what, advice)
@@ -293,15 +363,11 @@ def kernel_exercise(
                 race_hint(race),
             )
         if check_races and report.divergent_barriers:
-            lines = ", ".join(str(line) for line in report.divergent_barriers)
             return failed(
                 id,
-                f"With {case.label} your results came out right, but every thread of the block "
-                "must reach each cuda.syncthreads(): yours are reached by only some threads "
-                f"(line {lines}). On a GPU that can hang or give wrong results.",
-                "Move cuda.syncthreads() out of the `if` (or the loop condition) that not all "
-                "threads take: every thread of the block must execute the same barriers, the same "
-                "number of times.",
+                f"With {case.label} your results came out right, but "
+                + _divergent_text(report.divergent_barriers),
+                DIVERGENT_BARRIER_HINT,
             )
         for requirement in requirements:
             problem = requirement.check(report)
@@ -311,6 +377,9 @@ def kernel_exercise(
         return None
 
     def run(kernel) -> CheckResult:
+        problem = not_launchable(kernel, signature)
+        if problem is not None:
+            return failed(id, *problem)
         rng = np.random.default_rng(seed)
         all_cases = cases(rng)
         try:
@@ -326,6 +395,11 @@ def kernel_exercise(
                     return result
         except NotAttempted:
             return not_attempted(id)
+        if compiles and runtime.mode == "simulator":
+            args, _ = _fresh_args(all_cases[0])
+            problem = compile_problem(python_function(kernel), args)
+            if problem is not None:
+                return failed(id, *problem)
         labels = "; ".join(case.label for case in all_cases)
         detail = f"Correct on {len(all_cases)} launches ({labels})."
         if traced is not None:
@@ -333,9 +407,129 @@ def kernel_exercise(
             detail += f" The trace of {traced.label} shows {', '.join(checks)}."
         return passed(id, detail)
 
+    def calibrate() -> float:
+        from numba import cuda
+
+        kernel = cuda.jit(reference if reference is not None else _do_nothing)
+        start = time.perf_counter()
+        for case in cases(np.random.default_rng(seed)):
+            args, _ = _fresh_args(case)
+            try:
+                kernel[case.griddim, case.blockdim](*args)
+            except Exception:  # the do-nothing kernel on a GPU (no *args there): no figure
+                return 0.0
+        return time.perf_counter() - start
+
     return Exercise(
-        id=id, chapter=chapter, title=title, signature=signature, launch=launch_text, run=run
+        id=id,
+        chapter=chapter,
+        title=title,
+        signature=signature,
+        launch=launch_text,
+        run=run,
+        time_limit=time_limit,
+        calibrate=calibrate,
     )
+
+
+def _do_nothing(*args) -> None:
+    """A kernel whose launches cost only the simulator's own work per thread."""
+
+
+def not_launchable(kernel, signature: str = "") -> tuple[str, str] | None:
+    """(what, hint) when ``kernel`` is not something a GPU can launch as a kernel."""
+    options = getattr(kernel, "targetoptions", None) or {}
+    if getattr(kernel, "_device", False) or options.get("device"):
+        return (
+            "This is a device function (`@cuda.jit(device=True)`): it can be called from a "
+            "kernel, but a GPU cannot launch it on a grid.",
+            "use plain `@cuda.jit` on the line above `def` for a kernel.",
+        )
+    module = type(kernel).__module__ or ""
+    if python_function(kernel) is not None and not module.startswith("numba.cuda"):
+        return (
+            f"This is a {type(kernel).__name__} (compiled for the CPU), not a CUDA kernel.",
+            "use `@cuda.jit` (from `from numba import cuda`) on the line above `def`.",
+        )
+    return None
+
+
+def _changed_input(case: Case, args: Sequence, names: Sequence[str] | None) -> str | None:
+    """'`a` (a[3] was 0.5, now 1.5)' for the first input the launch changed, or None."""
+    for position, (before, after) in enumerate(zip(case.inputs, args, strict=False)):
+        if position in case.writable_inputs:
+            continue
+        before, after = np.asarray(before), np.asarray(after)
+        if before.tobytes() == after.tobytes():
+            continue
+        name = names[position] if names and position < len(names) else f"number {position + 1}"
+        if before.shape != after.shape or before.ndim == 0:
+            return f"`{name}`"
+        same = before == after
+        if before.dtype.kind in "fc":
+            same |= np.isnan(before) & np.isnan(after)
+        if same.all():  # only the sign of a zero, or a NaN's payload, changed
+            return f"`{name}`"
+        index = tuple(int(i) for i in np.argwhere(~same)[0])
+        return (
+            f"`{name}` ({name}{_fmt_index(index)} was {before[index]:.6g}, now {after[index]:.6g})"
+        )
+    return None
+
+
+def _returns_value(function) -> bool:
+    """True when the function's source has a ``return <value>``."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(tree))
+
+
+def _assigns_to(function, names: Sequence[str]) -> bool:
+    """True when the source assigns to an element of one of ``names`` (``out[i] = ...``)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return True  # cannot tell: say nothing about it
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AugAssign):
+            targets = [node.target]
+        for target in targets:
+            while isinstance(target, ast.Subscript):
+                target = target.value
+                if isinstance(target, ast.Name) and target.id in names:
+                    return True
+    return False
+
+
+def _wrote_nothing(case: Case, outputs, function, output_names) -> tuple[str, str] | None:
+    """(what, hint) when no output element was written at all; hint "" leaves the exercise's."""
+    expected_somewhere = [~np.isnan(e) for e in case.expected]
+    if not any(m.any() for m in expected_somewhere):
+        return None
+    for got, mask in zip(outputs, expected_somewhere, strict=False):
+        if (~np.isnan(np.asarray(got, dtype=np.float64)[mask])).any():
+            return None
+    names = ", ".join(f"`{n}`" for n in output_names) or "the output"
+    what = (
+        f"your kernel wrote nothing at all: every element of {names} is still NaN (the checker "
+        "fills outputs with NaN before the launch)."
+    )
+    if function is not None and _returns_value(function):
+        return what, (
+            "a kernel cannot return a value (the GPU throws it away): write each result into "
+            "the output array, e.g. `out[i] = a[i] + b[i]`, instead of `return ...`."
+        )
+    parameters = list(inspect.signature(function).parameters) if function is not None else []
+    mine = parameters[len(case.inputs) :] or list(output_names)
+    if function is not None and not _assigns_to(function, mine):
+        return what, (
+            f"assign each result to an element of the output, `{mine[0]}[i] = ...`: assigning "
+            "to a plain name, or returning, does not change the array the checker passed."
+        )
+    return what, ""
 
 
 def _documented_arguments(signature: str) -> list[str]:

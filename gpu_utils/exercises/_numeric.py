@@ -44,14 +44,34 @@ def judge(exercise_id: str, answer: NumericAnswer, value: object) -> CheckResult
     if getattr(value, "ndim", None) == 0:  # a 0-d array, e.g. from np.sum
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        try:
+            shown = repr(value)
+        except Exception:  # e.g. an integer too long to print
+            shown = "a value"
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
         return failed(
             exercise_id,
-            f"Your function returned {value!r} ({type(value).__name__}), not a number.",
+            f"Your function returned {shown} ({type(value).__name__}), not a number.",
             "end the function with `return <your number>`.",
         )
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:
+        bits = int(value).bit_length() if isinstance(value, numbers.Integral) else 0
+        size = f" (about 10^{int(bits * math.log10(2))})" if bits else ""
+        return failed(
+            exercise_id,
+            f"Your function returned a number too large for a float{size}.",
+            answer.hint or "check the formula: a power (`**`) where a product was meant?",
+        )
     if not math.isfinite(value):
-        return failed(exercise_id, f"Your function returned {value}.", answer.hint)
+        return failed(
+            exercise_id,
+            f"Your function returned {value}.",
+            answer.hint
+            or "a NaN or an infinity comes from 0/0, inf - inf or an overflow: check each step.",
+        )
     if math.isclose(value, answer.expected, rel_tol=answer.rel_tol):
         return passed(
             exercise_id,
@@ -89,10 +109,15 @@ def numeric_exercise(
             value = function()
         except NotImplementedError:
             return not_attempted(id)
-        except Exception as error:
+        except (Exception, SystemExit) as error:
+            try:
+                text = str(error)
+            except Exception:  # e.g. an integer too long to print
+                text = ""
+            text = text if len(text) < 200 else text[:197] + "..."
             return failed(
                 id,
-                f"Your function raised {type(error).__name__}: {error}",
+                f"Your function raised {type(error).__name__}" + (f": {text}" if text else "."),
                 "run it in a cell of its own to see the full error.",
             )
         return judge(id, answer() if callable(answer) else answer, value)

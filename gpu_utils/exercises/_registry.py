@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -27,6 +29,31 @@ class CheckResult:
     def __bool__(self) -> bool:
         return self.passed
 
+    def _repr_html_(self) -> str:
+        """JupyterLab's rendering: wrapped at word boundaries, `code` in code style (the plain
+        text of ``__repr__`` stays for terminals and for nbval's text/plain comparison)."""
+        return to_html(self.message, self.passed)
+
+
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def to_html(message: str, passed: bool) -> str:
+    """A message as HTML: escaped, `code` spans as <code>, "Hint:" in bold, lines kept."""
+    lines = []
+    for line in message.splitlines():
+        text = _CODE.sub(lambda m: f"<code>{m.group(1)}</code>", html.escape(line, quote=False))
+        if text.startswith("Hint:"):
+            text = "<strong>Hint:</strong>" + text[len("Hint:") :]
+        lines.append(text)
+    colour = "#2e7d32" if passed else "#c77700"
+    return (
+        f'<div style="border-left: 4px solid {colour}; padding: 0.2em 0.8em; '
+        'white-space: normal; overflow-wrap: normal; word-break: normal; max-width: 60em">'
+        + "<br>".join(lines)
+        + "</div>"
+    )
+
 
 @dataclass(frozen=True)
 class Exercise:
@@ -44,6 +71,11 @@ class Exercise:
     launch: str
     run: Callable[[object], CheckResult]
     kind: str = "kernel"
+    #: Seconds a check may run (None: scaled from ``calibrate`` for kernels, else the default).
+    time_limit: float | None = None
+    #: Seconds this machine takes for a run of the exercise's launches by a reference (or
+    #: do-nothing) kernel; the checker's process calls it once and scales the time limit from it.
+    calibrate: Callable[[], float] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

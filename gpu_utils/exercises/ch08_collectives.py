@@ -10,7 +10,10 @@ hints are keyed to.
 
 from __future__ import annotations
 
+import ast
 import inspect
+import re
+import textwrap
 
 import numpy as np
 
@@ -46,6 +49,10 @@ DEADLOCK_HINT = (
     "every rank sends first, every rank waits for ever. Start the send without waiting, "
     "`request = dist.isend(chunk, dst=right)`, then `dist.recv(buffer, src=left)`, then "
     "`request.wait()`; or let even ranks send first and odd ranks receive first."
+)
+PEER_GONE_HINT = (
+    "every rank must make the same sends and receives: a rank that returns early, or sends "
+    "fewer chunks than its neighbour receives, leaves that neighbour waiting."
 )
 CHUNK_HINT = (
     "the sender and the receiver must agree on each chunk's size. When the length is not a "
@@ -108,13 +115,20 @@ def _as_array(value):
     """The learner's result as a float64 NumPy array, or a description of what it was."""
     if value is None:
         return "None"
-    try:
-        if hasattr(value, "detach"):
-            value = value.detach().cpu().numpy()
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
+    if isinstance(value, (list, tuple, dict, str)):
         return type(value).__name__
-    return array
+    if hasattr(value, "detach"):
+        dtype = f"tensor of dtype {str(value.dtype).replace('torch.', '')}"
+        if value.is_complex():
+            return dtype
+        try:
+            return value.detach().cpu().double().numpy()
+        except (TypeError, RuntimeError):  # quantised, meta, ...: not comparable as reals
+            return dtype
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        return type(value).__name__
 
 
 # --- what the checker concludes -----------------------------------------------------------------
@@ -133,17 +147,130 @@ def _answer_line(error, answer) -> str:
     return f" (line {lines[-1][1]} of {name})" if lines else ""
 
 
+_WAITING = re.compile(r"waiting in (?:dist\.)?(\w+)")
+_LINE = re.compile(r"\(line (\d+)\)")
+
+
+def _source(answer) -> tuple[list[str], int]:
+    """The answer's source lines and the file line of the first, or ([], 0)."""
+    try:
+        return inspect.getsourcelines(answer)
+    except (OSError, TypeError):
+        return [], 0
+
+
+def _in_while_loop(answer, line: int) -> int | None:
+    """The file line of the ``while`` loop of ``answer`` that contains ``line``, if any."""
+    lines, first = _source(answer)
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.While):
+            start, end = node.lineno + first - 1, node.end_lineno + first - 1
+            if start <= line <= end:
+                return start
+    return None
+
+
+def _stuck_at(where: str, answer) -> tuple[str, int | None]:
+    """('send' | 'recv' | 'wait' | 'running' | '', file line) for one rank's RankTimeout text."""
+    match = _LINE.search(where)
+    line = int(match.group(1)) if match else None
+    waiting = _WAITING.search(where)
+    call = waiting.group(1) if waiting else ""
+    if not call and line is not None:  # the top frame is the learner's: a C++ wait or a loop
+        lines, first = _source(answer)
+        text = lines[line - first] if 0 <= line - first < len(lines) else ""
+        found = re.search(r"\b(recv|send|wait)\b", text)
+        call = found.group(1) if found else "running"
+    if call in ("irecv", "recv"):
+        return "recv", line
+    if call in ("isend", "send"):
+        return "send", line
+    return call, line
+
+
+def _ranks(ranks: list[int]) -> str:
+    names = [str(r) for r in sorted(ranks)]
+    if len(names) == 1:
+        return f"Rank {names[0]}"
+    return f"Ranks {', '.join(names[:-1])} and {names[-1]}"
+
+
+def _deadlock_result(exercise_id: str, n: int, error, answer) -> CheckResult:
+    """A RankTimeout explained from where each rank was when the run was stopped."""
+    where = "; ".join(f"rank {r}: {w}" for r, w in error.where.items() if w)
+    what = (
+        f"With {n} ranks your function had not finished after {error.timeout:g} s, so the "
+        "checker stopped it." + (f" Where each rank was: {where}." if where else "")
+    )
+    if _not_started(error):
+        return failed(
+            exercise_id,
+            f"With {n} ranks, the ranks had not even started your function after "
+            f"{error.timeout:g} s: the machine is busy, or slow to start processes.",
+            "run the check again in a moment.",
+        )
+    returned = [r for r, w in error.where.items() if "_ring_rank" in w]
+    if returned:  # back in the checker's own code: that rank's function had returned
+        return failed(
+            exercise_id,
+            what.replace(
+                " Where each",
+                f" {_ranks(returned)} had already returned from your "
+                "function while the others still waited for it. Where each",
+            ),
+            PEER_GONE_HINT,
+        )
+    stuck = {r: _stuck_at(w, answer) for r, w in error.where.items() if w}
+    calls = {call for call, _ in stuck.values()}
+    loops = {_in_while_loop(answer, line) for _, line in stuck.values() if line}
+    loops.discard(None)
+    if "running" in calls or loops:
+        running = [line for call, line in stuck.values() if call == "running" and line]
+        at = f"line {min(loops or running)}" if loops or running else "one line"
+        return failed(
+            exercise_id,
+            what,
+            f"the ranks were still inside the loop at {at}, not waiting for a partner that "
+            "never comes: a loop whose condition never changes runs for ever. Advance the "
+            "loop's variable every step, or use `for step in range(world_size - 1):`.",
+        )
+    what += " The ranks were waiting for each other (a deadlock)."
+    if calls == {"send"}:
+        return failed(exercise_id, what, DEADLOCK_HINT)
+    if calls and calls <= {"recv", "wait"}:
+        return failed(
+            exercise_id,
+            what,
+            "every rank was waiting to receive and none was sending to it: each `recv` must "
+            "name the rank that sends to you. If you send to the right, "
+            "`dst=(rank + 1) % world_size`, receive from the left, `src=(rank - 1) % world_size`.",
+        )
+    return failed(
+        exercise_id,
+        what,
+        "the sends and receives do not pair up: rank r's send to its right neighbour must meet "
+        "that neighbour's receive from its left, at the same step, on every rank. "
+        + DEADLOCK_HINT[0].upper()
+        + DEADLOCK_HINT[1:],
+    )
+
+
 def _error_result(exercise_id: str, n: int, error, answer) -> CheckResult:
     from .. import dist
 
     if isinstance(error, dist.RankTimeout):
-        where = "; ".join(f"rank {r}: {w}" for r, w in error.where.items() if w)
+        return _deadlock_result(exercise_id, n, error, answer)
+    if any(phrase in error.exc_message for phrase in dist._PEER_GONE):
         return failed(
             exercise_id,
-            f"With {n} ranks your function had not finished after {error.timeout:g} s, so the "
-            f"checker stopped it: the ranks were waiting for each other (a deadlock)."
-            + (f" Where: {where}." if where else ""),
-            DEADLOCK_HINT,
+            f"With {n} ranks, rank {error.rank} was still waiting for a message"
+            f"{_answer_line(error, answer)} when the rank it was talking to had already "
+            "returned from your function.",
+            PEER_GONE_HINT,
         )
     if error.exc_type == "NotImplementedError":
         return not_attempted(exercise_id)
@@ -190,6 +317,19 @@ def _shape_problem(exercise_id: str, n: int, case: dict, rank: int) -> CheckResu
                 f"With {n} ranks, your function returned None on rank {rank}.",
                 "end it with `return result`, the tensor that holds the answer on this rank.",
             )
+        if got in ("list", "tuple"):
+            return failed(
+                exercise_id,
+                f"With {n} ranks, your function returned a {got} on rank {rank}, not a tensor.",
+                "return one 1-D torch tensor: `torch.cat(pieces)` joins a list of tensors.",
+            )
+        if got.startswith("tensor of dtype"):
+            return failed(
+                exercise_id,
+                f"With {n} ranks, your function returned a {got} on rank {rank}, which cannot "
+                "be compared with real numbers.",
+                "return a float32 tensor, like the input.",
+            )
         return failed(
             exercise_id,
             f"With {n} ranks, your function returned a {got} on rank {rank}, not a tensor.",
@@ -211,6 +351,26 @@ def _first_wrong(n: int, length: int, rank: int, got, expected) -> str:
         f"With {n} ranks and length {length}, rank {rank} is wrong from element {index} on "
         f"(yours {got[index]:.6g}, expected {expected[index]:.6g})."
     )
+
+
+def _not_started(error) -> bool:
+    """True for a RankTimeout in which no rank had reached the learner's function yet."""
+    texts = [w for w in getattr(error, "where", {}).values() if w]
+    return bool(texts) and all("had not reached" in w for w in texts)
+
+
+def _run_ranks(n: int, exercise_id: str, answer, lengths: list[int]) -> list:
+    """One multi-rank run; on a machine so busy that the ranks had not even started within
+    RUN_TIMEOUT, a second try with four times as long (a deadlock is found in the first)."""
+    from .. import dist
+
+    arguments = (_ring_rank, n, exercise_id, answer, lengths, SEED)
+    try:
+        return dist.run(*arguments, backend="gloo", timeout=RUN_TIMEOUT)
+    except dist.RankTimeout as error:
+        if not _not_started(error):
+            raise
+    return dist.run(*arguments, backend="gloo", timeout=4 * RUN_TIMEOUT)
 
 
 def _run_ring(exercise_id: str, answer, judge) -> CheckResult | None:
@@ -235,16 +395,7 @@ def _run_ring(exercise_id: str, answer, judge) -> CheckResult | None:
     for n in WORLD_SIZES:
         lengths = _lengths(exercise_id, n)
         try:
-            outcome = dist.run(
-                _ring_rank,
-                n,
-                exercise_id,
-                answer,
-                lengths,
-                SEED,
-                backend="gloo",
-                timeout=RUN_TIMEOUT,
-            )
+            outcome = _run_ranks(n, exercise_id, answer, lengths)
         except (dist.RankError, dist.RankTimeout) as error:
             return _error_result(exercise_id, n, error, answer)
         except dist.DistError as error:
@@ -279,7 +430,7 @@ def _gather_judge(exercise_id: str, n: int, outcome: list[dict]) -> CheckResult 
         for rank, result in enumerate(outcome):
             case = result["cases"][case_index]
             problem = _shape_problem(exercise_id, n, case, rank)
-            if problem:
+            if problem is not None:  # a failed CheckResult is falsy: test for None
                 return problem
             got, expected = case["got"], case["expected"]
             if np.allclose(got, expected, rtol=0, atol=0):
@@ -430,16 +581,15 @@ def _reduce_judge(exercise_id: str, n: int, outcome: list[dict]) -> CheckResult 
         for rank, result in enumerate(outcome):
             case = result["cases"][case_index]
             problem = _shape_problem(exercise_id, n, case, rank)
-            if problem:
+            if problem is not None:  # a failed CheckResult is falsy: test for None
                 return problem
             got, expected = case["got"], case["expected"]
             if np.allclose(got, expected, rtol=1e-5, atol=1e-5):
                 continue
             what = _first_wrong(n, expected.size, rank, got, expected)
-            if any(
-                r["cases"][-1]["got"].shape != r["cases"][-1]["expected"].shape for r in outcome
-            ):
-                return failed(exercise_id, what)
+            diagnostic = [_shape_problem(exercise_id, n, r["cases"][-1], 0) for r in outcome]
+            if any(problem is not None for problem in diagnostic):
+                return failed(exercise_id, what)  # the diagnostic case cannot be decoded
             return failed(exercise_id, what, _reduce_hint(outcome, n))
     return None
 

@@ -1,0 +1,327 @@
+"""A kernel's exception in the learner's terms (chapter 03 onwards): the exception, the line of the
+cell and its text, which array was indexed and how big it is, and a hint keyed to the cause.
+
+The simulator prefixes every message with ``tid=[x, y, z] ctaid=[x, y, z]:`` and names its own
+classes (``FakeCUDAModule``); none of that reaches the learner. The line comes from the traceback
+frame of the learner's own function; its text from ``linecache``, where the checker's process
+registers the cell's source that the notebook sent with the kernel.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import linecache
+import re
+
+_SIM_PREFIX = re.compile(r"tid=\[(\d+), (\d+), (\d+)\] ctaid=\[(\d+), (\d+), (\d+)\]:?\s*")
+_OUT_OF_BOUNDS = re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)")
+_FLOAT_INDEX = "only integers, slices"
+_NO_ATTRIBUTE = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
+_NOT_DEFINED = re.compile(r"name '(\w+)' is not defined")
+
+
+class KernelError(str):
+    """What went wrong in a launch: a ``str`` (the sentence for the learner) with attributes.
+
+    ``kind`` is one of ``"out_of_bounds"`` (with ``array``, ``is_global``, ``index``, ``axis``,
+    ``size``), ``"extra_threads"`` (a thread whose own global index is past the end of a kernel
+    argument: the grid has more threads than elements, the missing-guard mistake), ``"float_index"``,
+    ``"name"``, ``"warp"`` or ``"other"``; ``hint`` is the generic fix, ``exc_type``, ``line``
+    and ``source`` say where. For index errors the text keeps the phrase "thread (x, y, z) of
+    block (x, y, z) used index I on axis A of an array whose size there is S" that chapter hints
+    parse.
+    """
+
+    kind: str
+    hint: str
+    exc_type: str
+    line: int | None
+    source: str
+    array: str
+    is_global: bool
+    index: int | None
+    axis: int | None
+    size: int | None
+
+    def __new__(cls, kind: str, text: str, hint: str, **details) -> KernelError:
+        self = super().__new__(cls, text)
+        self.kind, self.hint = kind, hint
+        defaults = dict(exc_type="", line=None, source="", array="", is_global=False)
+        defaults.update(index=None, axis=None, size=None)
+        for name, value in {**defaults, **details}.items():
+            setattr(self, name, value)
+        return self
+
+    @property
+    def text(self) -> str:
+        return str.__str__(self)
+
+
+def clean(message: str) -> str:
+    """The simulator's message without its thread prefix or class names."""
+    message = _SIM_PREFIX.sub("", message.strip())
+    message = message.replace("'FakeCUDAModule' object", "`cuda`")
+    return re.sub(r"'Fake\w+' object", "this object", message)
+
+
+def _thread(message: str) -> str:
+    match = _SIM_PREFIX.search(message)
+    if not match:
+        return ""
+    tx, ty, tz, bx, by, bz = match.groups()
+    return f"thread ({tx}, {ty}, {tz}) of block ({bx}, {by}, {bz})"
+
+
+def _learner_frame(traceback, code):
+    """The innermost traceback entry that runs the learner's function (or a function of its
+    cell), or None."""
+    found = None
+    while traceback is not None:
+        frame_code = traceback.tb_frame.f_code
+        if frame_code is code or (code is not None and frame_code.co_filename == code.co_filename):
+            found = traceback
+        traceback = traceback.tb_next
+    return found
+
+
+def _subscripted(source: str) -> list[str]:
+    """Names indexed on a line of code, in order: ``out[i] = a[i] + s[j]`` gives out, a, s."""
+    for attempt in (source.strip(), source.strip() + " pass"):  # `if a[i] > 0:` needs a body
+        try:
+            tree = ast.parse(attempt)
+            break
+        except SyntaxError:
+            continue
+    else:
+        return re.findall(r"(\w+)\s*\[", source)
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            names.append(node.value.id)
+    return names
+
+
+def _which_array(frame, source: str, axis: int, size: int) -> tuple[list[str], bool, int]:
+    """The names of the arrays on the line whose axis has this size, whether all are kernel
+    arguments, and their number of dimensions."""
+    if frame is None:
+        return [], False, 0
+    code = frame.f_code
+    parameters = code.co_varnames[: code.co_argcount]
+    names, all_global, ndim = [], True, 0
+    for name in dict.fromkeys(_subscripted(source)):
+        value = frame.f_locals.get(name, frame.f_globals.get(name))
+        shape = getattr(value, "shape", None)
+        if shape is not None and len(shape) > axis and shape[axis] == size:
+            names.append(name)
+            ndim = len(shape)
+            all_global &= name in parameters or type(value).__name__.startswith("Fake")
+    if not names:
+        return [], False, 0
+    return names, all_global, ndim
+
+
+def _largest_argument(frame, axis: int, ndim: int) -> int:
+    """The largest size along ``axis`` of the kernel's ``ndim``-dimensional array arguments."""
+    if frame is None:
+        return 0
+    code = frame.f_code
+    sizes = [
+        shape[axis]
+        for name in code.co_varnames[: code.co_argcount]
+        if (shape := getattr(frame.f_locals.get(name), "shape", None)) is not None
+        and len(shape) == ndim
+    ]
+    return max(sizes, default=0)
+
+
+def _label(names: list[str], is_global: bool) -> str:
+    if len(names) == 1:
+        return f"`{names[0]}`" + (", a kernel argument" if is_global else "")
+    label = "one of `" + "`, `".join(names[:-1]) + f"` and `{names[-1]}`"
+    return label + (", kernel arguments" if is_global else "")
+
+
+#: What a kernel can use from ``cuda`` (the simulator's module lacks some at top level).
+CUDA_NAMES = [
+    "grid",
+    "gridsize",
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "laneid",
+    "warpsize",
+    "syncthreads",
+    "syncthreads_count",
+    "syncthreads_and",
+    "syncthreads_or",
+    "syncwarp",
+    "shared",
+    "local",
+    "const",
+    "atomic",
+    "threadfence",
+    "threadfence_block",
+    "activemask",
+    "ballot_sync",
+    "all_sync",
+    "any_sync",
+    "eq_sync",
+    "shfl_sync",
+    "shfl_up_sync",
+    "shfl_down_sync",
+    "shfl_xor_sync",
+    "match_any_sync",
+    "match_all_sync",
+    "popc",
+    "brev",
+    "clz",
+    "ffs",
+    "fma",
+    "selp",
+    "jit",
+]
+
+
+def _close_cuda_name(name: str) -> str:
+    from numba import cuda
+
+    known = sorted(set(CUDA_NAMES) | {n for n in dir(cuda) if not n.startswith("_")})
+    match = difflib.get_close_matches(name, known, 1)
+    return f" Did you mean `cuda.{match[0]}`?" if match else ""
+
+
+def _global_ids(message: str, blockdim) -> set[int]:
+    """The failing thread's global index along x, y and z (and flattened over the grid's x)."""
+    match = _SIM_PREFIX.search(message)
+    if not match or blockdim is None:
+        return set()
+    t = [int(g) for g in match.groups()[:3]]
+    b = [int(g) for g in match.groups()[3:]]
+    dims = (tuple(blockdim) if isinstance(blockdim, (tuple, list)) else (blockdim,)) + (1, 1)
+    return {b[axis] * int(dims[axis]) + t[axis] for axis in range(3)}
+
+
+def explain(error: BaseException, function, blockdim=None) -> KernelError:
+    """Explain ``error``, raised by a launch of ``function`` (the learner's Python function) in
+    blocks of ``blockdim`` threads."""
+    code = getattr(function, "__code__", None)
+    entry = _learner_frame(error.__traceback__, code)
+    line = entry.tb_lineno if entry is not None else None
+    frame = entry.tb_frame if entry is not None else None
+    filename = code.co_filename if code is not None else ""
+    source = linecache.getline(filename, line).strip() if line else ""
+    raw = str(error)
+    message = clean(raw)
+    exc_type = type(error).__name__
+    where = f"line {line}" + (f": `{source}`" if source else "") if line else ""
+    thread = _thread(raw)
+    common = {"exc_type": exc_type, "line": line, "source": source}
+
+    bounds = _OUT_OF_BOUNDS.search(message)
+    if isinstance(error, IndexError) and bounds:
+        index, axis, size = (int(g) for g in bounds.groups())
+        names, is_global, ndim = _which_array(frame, source, axis, size)
+        what = _label(names, is_global) if names else ""
+        name = names[0] if len(names) == 1 else ""
+        text = (
+            f"{(thread or 'a thread')} used index {index} on axis {axis} of an array whose size "
+            f"there is {size}" + (f" ({what})" if what else "") + f" at {where or 'one line'}"
+            f" (valid indices are 0 to {size - 1})."
+        )
+        details = dict(array=name, is_global=is_global, index=index, axis=axis, size=size)
+        extra = index >= max(size, _largest_argument(frame, axis, ndim))  # past every end
+        if is_global and extra and index in _global_ids(raw, blockdim):
+            text += (
+                " The grid has more threads than elements, so the extra threads must do nothing."
+            )
+            return KernelError("extra_threads", text, "", **common, **details)
+        if index < 0:
+            hint = (
+                f"index {index} counts from the end in Python but is out of range here: check "
+                "the arithmetic that computes it (e.g. `i - 1` for i = 0 needs its own case)."
+            )
+        elif name and not is_global:
+            hint = (
+                f"`{name}` has {size} elements along axis {axis}, fewer than the indices your "
+                "threads use: make it as large as the block (or the tile) it holds, or keep the "
+                "index below its size."
+            )
+        else:
+            hint = (
+                f"the index on {where or 'that line'} reaches {index}, past the end of an axis "
+                f"of size {size}: check how it is computed, and that it stays below {size}."
+            )
+        return KernelError("out_of_bounds", text, hint, **common, **details)
+
+    if isinstance(error, (IndexError, TypeError)) and (
+        _FLOAT_INDEX in message or "'float' object cannot be interpreted as an integer" in message
+    ):
+        return KernelError(
+            "float_index",
+            f"Your kernel used a float where an integer is needed (an index, or a `range` bound; "
+            f"{exc_type}) at {where or 'one line'}.",
+            "an index must be an integer: in Python `/` always gives a float, even for "
+            "`6 / 2`; use `//` for integer division (e.g. `n // 2`), or `int(...)`.",
+            **common,
+        )
+
+    if isinstance(error, (NameError, AttributeError)):
+        attribute = _NO_ATTRIBUTE.search(raw)
+        undefined = _NOT_DEFINED.search(raw)
+        if attribute and "FakeCUDAModule" in attribute.group(1):
+            name = f"cuda.{attribute.group(2)}"
+            close = _close_cuda_name(attribute.group(2))
+            text = f"`{name}` does not exist ({exc_type}) at {where or 'one line'}.{close}"
+        elif undefined:
+            name = undefined.group(1)
+            text = f"The name `{name}` is not defined ({exc_type}) at {where or 'one line'}."
+        else:
+            name = attribute.group(2) if attribute else ""
+            text = f"Your kernel raised {exc_type} at {where or 'one line'}: {message}"
+        return KernelError(
+            "name",
+            text,
+            f"a typo? Check the spelling of `{name}` on that line." if name else "a typo?",
+            **common,
+        )
+
+    if type(error).__name__ == "WarpError":
+        return KernelError(
+            "warp",
+            f"A warp operation went wrong at {where or 'one line'}: {message}",
+            "every lane named in a warp operation's mask must reach that same call: use the "
+            "mask of the lanes that actually take part (e.g. from `cuda.activemask()` or "
+            "`cuda.ballot_sync`), or move the call out of the `if` so that all lanes reach it.",
+            **common,
+        )
+
+    text = f"Your kernel raised {exc_type}" + (f" at {where}" if where else "")
+    text += f": {message}" if message else "."
+    return KernelError(
+        "other",
+        text,
+        f"fix the cause of this {exc_type}"
+        + (f" on line {line}" if line else "")
+        + ", then check again.",
+        **common,
+    )
+
+
+def signature_problem(function, nargs: int, expected: list[str]) -> str | None:
+    """A sentence when ``function`` cannot be called with ``nargs`` positional arguments."""
+    import inspect
+
+    try:
+        inspect.signature(function).bind(*range(nargs))
+    except TypeError:
+        pass
+    except ValueError:
+        return None
+    else:
+        return None
+    mine = ", ".join(inspect.signature(function).parameters)
+    theirs = ", ".join(expected) if expected else f"{nargs} arguments"
+    return f"Your kernel takes ({mine}), but this exercise launches it with ({theirs})."
