@@ -312,6 +312,10 @@ def test_the_deadlock_timeout_fits_in_a_check():
         ("ring_tree_crossover", 4.4, 4.0, "compare the two algorithms' whole times"),
         ("ring_tree_crossover", 4.4, 1.6, "2(n - 1) steps"),
         ("ring_tree_crossover", 4.4, 2.0, "solve for S"),
+        # ring 14 alpha + 1.75 S beta = 175 us; Rabenseifner 6 alpha + 1.75 S beta = 95 us
+        ("rabenseifner_speedup", 175 / 95, 175 / 65, "log2(n) steps twice"),
+        ("rabenseifner_speedup", 175 / 95, 175 / 90, "moves the whole array at every step"),
+        ("rabenseifner_speedup", 175 / 95, 95 / 175, "how many times faster"),
     ],
 )
 def test_cost_model_questions(exercise_id, right, wrong, hint):

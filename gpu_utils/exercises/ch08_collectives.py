@@ -776,9 +776,55 @@ register(
         chapter=CHAPTER,
         title="When does recursive doubling beat the ring?",
         question=(
-            "With alpha = 10 us per step and beta = 1/(50 GB/s), below what array size, in MB "
-            "(1e6 bytes), is a recursive-doubling all-reduce on 8 ranks faster than the ring?"
+            "With an assumed alpha = 10 us per step and beta = 1/(50 GB/s), below what array "
+            "size, in MB (1e6 bytes), is a recursive-doubling all-reduce on 8 ranks faster than "
+            "the ring, in the alpha-beta model?"
         ),
         answer=_crossover_answer,
+    )
+)
+
+
+def _rabenseifner_answer() -> NumericAnswer:
+    from .. import collectives
+
+    alpha, beta, n, size = 10e-6, 1 / 50e9, 8, 1e6
+    ring = collectives.ring_time("all_reduce", size, n, alpha=alpha, beta=beta)
+    halving = collectives.rabenseifner_time(size, n, alpha=alpha, beta=beta)
+    doubling = collectives.tree_time("all_reduce", size, n, alpha=alpha, beta=beta)
+    one_pass = np.log2(n) * alpha + 2 * (n - 1) / n * size * beta  # log2(n) steps, not 2 log2(n)
+    return NumericAnswer(
+        expected=ring / halving,
+        rel_tol=0.01,
+        mistakes={
+            ring / one_pass: (
+                "Rabenseifner's algorithm takes log2(n) steps twice: recursive halving for the "
+                "reduce-scatter, then recursive doubling for the all-gather."
+            ),
+            ring / doubling: (
+                "that is recursive doubling, which moves the whole array at every step; "
+                "Rabenseifner's halving moves S/2, S/4, ... and so sends the ring's "
+                "2(n-1)/n S bytes in all."
+            ),
+            halving / ring: "the question asks how many times faster: the ring's time / its time.",
+        },
+        hint=(
+            "ring: 2(n-1) alpha + 2(n-1)/n S beta; Rabenseifner: 2 log2(n) alpha + 2(n-1)/n S "
+            "beta. Divide the first by the second."
+        ),
+    )
+
+
+register(
+    numeric_exercise(
+        id="rabenseifner_speedup",
+        chapter=CHAPTER,
+        title="How much does Rabenseifner's all-reduce save?",
+        question=(
+            "With the same alpha = 10 us, beta = 1/(50 GB/s) and 8 ranks, how many times faster "
+            "than the ring is Rabenseifner's all-reduce (recursive halving, then recursive "
+            "doubling) for a 1 MB (1e6-byte) array, in the alpha-beta model?"
+        ),
+        answer=_rabenseifner_answer,
     )
 )
