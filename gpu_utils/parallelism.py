@@ -18,7 +18,10 @@ model, and where each piece comes from:
   all-reduces of the s x b x h activations forward and two backward (three of each with full
   recompute), timed with ``gu.collectives.estimate_time`` and overlapped with the layer's
   matmuls, as the rooflines of J. Austin et al., "How to Scale Your Model" (2025), part 12
-  "How to Think About GPUs", section "Rooflines for LLM Scaling on GPUs", assume;
+  "How to Think About GPUs", section "Rooflines for LLM Scaling on GPUs", assume. That is
+  optimistic: in Megatron's own layers these all-reduces sit on the critical path, and hiding
+  them takes overlapped ("collective") matmuls; ``Layout.comm_times["tp"]`` added to
+  ``step_time`` gives the pessimistic bound;
 * data parallelism: one gradient all-reduce per step (ZeRO-1: the same; ZeRO-2: reduce-scatter
   + all-gather, the same volume), overlapped with the backward pass of the last micro-batch;
   ZeRO-3 gathers the parameters forward and backward and reduce-scatters the gradients on every

@@ -10,10 +10,10 @@ device runs one operation at a time, in its list's order; the forward of micro-b
 virtual stage k waits for that on stage k - 1; its backward waits for the backward on stage
 k + 1 and for its own forward. Communication takes no time here.
 
-Sources: GPipe, Huang et al. 2019 (arXiv:1811.06965), sec. 2.2 and Fig. 2c, bubble
-O((K - 1)/(M + K - 1)); 1F1B, PipeDream-Flush, Narayanan et al. 2021 ("Efficient Large-Scale
-Language Model Training on GPU Clusters Using Megatron-LM", arXiv:2104.04473), sec. 2.2.1 and
-Fig. 4 (top); the interleaved schedule, sec. 2.2.2 and Fig. 4 (bottom): bubble divided by v.
+Sources: GPipe, Huang et al. 2019 (arXiv:1811.06965), sec. 2.2 and Fig. 2; the bubble in sec. 2.3c, bubble
+O((K - 1)/(M + K - 1)) in sec. 2.3; 1F1B, PipeDream-Flush, Narayanan et al. 2021 ("Efficient
+Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", arXiv:2104.04473),
+sec. 2.2.1 and Fig. 4 (top); the interleaved schedule, sec. 2.2.2 and Fig. 4 (bottom): bubble divided by v.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ __all__ = [
 
 HUANG_2019 = (
     "Y. Huang et al., 'GPipe: Efficient Training of Giant Neural Networks using Pipeline "
-    "Parallelism', NeurIPS 2019, arXiv:1811.06965, sec. 2.2 and Fig. 2"
+    "Parallelism', NeurIPS 2019, arXiv:1811.06965, sec. 2.2 and Fig. 2; the bubble in sec. 2.3"
 )
 NARAYANAN_2021 = (
     "D. Narayanan et al., 'Efficient Large-Scale Language Model Training on GPU Clusters Using "
@@ -95,7 +95,7 @@ def interleaved(p: int, m: int, v: int) -> list[list[tuple]]:
 def bubble_fraction(p: int, m: int, v: int = 1) -> float:
     """Idle share of a device's time: (p - 1) / (v m + p - 1).
 
-    For v = 1 this is GPipe's (p - 1)/(m + p - 1) (Huang et al. 2019, sec. 2.2), the same for
+    For v = 1 this is GPipe's (p - 1)/(m + p - 1) (Huang et al. 2019, sec. 2.3), the same for
     1F1B; Narayanan et al. 2021 (sec. 2.2.1, 2.2.2) quote the bubble relative to the ideal time
     instead, (p - 1)/m, and (p - 1)/(v m) interleaved: x/(1 + x) of that is this fraction.
     """
