@@ -10,7 +10,7 @@ device runs one operation at a time, in its list's order; the forward of micro-b
 virtual stage k waits for that on stage k - 1; its backward waits for the backward on stage
 k + 1 and for its own forward. Communication takes no time here.
 
-Sources: GPipe, Huang et al. 2019 (arXiv:1811.06965), sec. 2.2 and Fig. 2; the bubble in sec. 2.3c, bubble
+Sources: GPipe, Huang et al. 2019 (arXiv:1811.06965), sec. 2.2 and Fig. 2c, bubble
 O((K - 1)/(M + K - 1)) in sec. 2.3; 1F1B, PipeDream-Flush, Narayanan et al. 2021 ("Efficient
 Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", arXiv:2104.04473),
 sec. 2.2.1 and Fig. 4 (top); the interleaved schedule, sec. 2.2.2 and Fig. 4 (bottom): bubble divided by v.
