@@ -49,7 +49,7 @@ class Job:
     ``payload`` is the cloudpickled ``(fn, *args)``; ``timeout`` the seconds the ranks may run;
     ``cwd`` and ``env`` the notebook's working directory and environment, which every rank
     takes over; ``start`` how ranks start ("fork" from the launcher, or "exec" of a fresh
-    interpreter); ``port`` the rendezvous port, chosen by the launcher when the run starts.
+    interpreter).
     """
 
     payload: bytes
@@ -59,7 +59,6 @@ class Job:
     cwd: str
     env: dict[str, str]
     start: str
-    port: int = 0
 
 
 def _to_cpu(value: Any) -> Any:
@@ -95,7 +94,6 @@ def _rank_main(rank: int, job: Job, run_dir: str) -> int:
     backend, world_size = job.backend, job.world_size
     os.environ.update(
         MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(job.port),
         RANK=str(rank),
         LOCAL_RANK=str(rank),
         WORLD_SIZE=str(world_size),
@@ -119,8 +117,7 @@ def _rank_main(rank: int, job: Job, run_dir: str) -> int:
 
         fn, *args = pickle.loads(job.payload)
         timeout = datetime.timedelta(seconds=job.timeout + 30)  # our own timeout comes first
-        # The launcher already listens on job.port (see _Run): every rank is a client.
-        store = dist.TCPStore("127.0.0.1", job.port, is_master=False, timeout=timeout)
+        store = _rendezvous(rank, world_size, run_dir, timeout)
         group = dict(store=store, rank=rank, world_size=world_size, timeout=timeout)
         if backend == "nccl":
             torch.cuda.set_device(rank)
@@ -167,22 +164,33 @@ def _loopback_interface() -> str | None:
 # --- the launcher -----------------------------------------------------------------------------
 
 
-def _rendezvous(timeout: float):
-    """The run's TCPStore server, listening on a port the system chose (``.port``).
+def _rendezvous(rank: int, world_size: int, run_dir: str, timeout: datetime.timedelta):
+    """The run's TCPStore: rank 0 listens on a port the system picks and writes it to run_dir;
+    the other ranks wait for that file and connect.
 
-    The launcher holds it for the whole run, so no other process can take the port between
-    choosing it and listening on it, as with a port that was only probed free (EADDRINUSE when
-    several runs start at once, as parallel tests do).
+    A port that was only probed free can be taken by another run before rank 0 listens on it
+    (EADDRINUSE when several runs start at once, as parallel tests do); a port the system hands
+    to a listening socket cannot.
     """
     import torch.distributed as dist
 
-    return dist.TCPStore(
-        "127.0.0.1",
-        0,
-        is_master=True,
-        wait_for_workers=False,
-        timeout=datetime.timedelta(seconds=timeout + 30),
-    )
+    port_file = os.path.join(run_dir, "port")
+    if rank == 0:
+        store = dist.TCPStore(
+            "127.0.0.1", 0, world_size, is_master=True, wait_for_workers=False, timeout=timeout
+        )
+        with open(port_file + ".tmp", "w") as handle:
+            handle.write(str(store.port))
+        os.replace(port_file + ".tmp", port_file)  # appears whole or not at all
+        return store
+    deadline = time.monotonic() + timeout.total_seconds()
+    while not os.path.exists(port_file):
+        if time.monotonic() > deadline:
+            raise TimeoutError("rank 0 never opened the run's rendezvous port")
+        time.sleep(0.01)
+    with open(port_file) as handle:
+        port = int(handle.read())
+    return dist.TCPStore("127.0.0.1", port, world_size, is_master=False, timeout=timeout)
 
 
 def kill_group(pgid: int, signum: int = signal.SIGKILL if hasattr(signal, "SIGKILL") else 9):
@@ -216,8 +224,6 @@ class _Run:
     def __init__(self, job: Job, results: Connection, requests: Connection):
         self.job, self.results, self.requests = job, results, requests
         self.run_dir = tempfile.mkdtemp(prefix="gu-dist-")
-        self.store = _rendezvous(job.timeout)
-        self.job.port = self.store.port
         self.ranks: list[_Rank] = []
         self.pgid = 0
         self.partial: dict[int, str] = {}
@@ -430,7 +436,6 @@ class _Run:
                     with contextlib.suppress(ChildProcessError):
                         os.waitpid(rank.pid, 0)
         shutil.rmtree(self.run_dir, ignore_errors=True)
-        self.store = None  # stops listening
 
 
 def _line_buffered(fd: int):
