@@ -84,7 +84,7 @@ test-gpu: $(DEV_STAMP)
 
 # On a machine with an NVIDIA GPU: record the reference measurements the notebooks show on the
 # simulator (gpu_utils/reference_data/*.json: device, date, command, results).
-BENCHMARKS := ch01_cpu_vs_gpu ch03_transfers ch04_latency kernels ch06_tensor_cores ch07_cpu_vs_gpu \
+BENCHMARKS := ch01_cpu_vs_gpu ch03_transfers ch03_streams ch04_latency kernels ch06_tensor_cores ch07_cpu_vs_gpu \
 	ch08_collectives trace_vs_ncu
 benchmarks: $(DEV_STAMP)
 	for b in $(BENCHMARKS); do $(BIN)/python benchmarks/$$b.py || exit 1; done

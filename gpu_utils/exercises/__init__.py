@@ -17,10 +17,9 @@ import pkgutil
 
 from .. import runtime
 from ..pickling import dumps, python_function
-from ._isolation import run_isolated
+from ._isolation import WALL_FACTOR, run_isolated
 from ._kernels import not_launchable
 from ._registry import CheckResult, Exercise, failed, get, ids, register
-from ._worker import WALL_FACTOR
 
 __all__ = ["CheckResult", "Exercise", "check", "describe", "get", "ids", "register"]
 

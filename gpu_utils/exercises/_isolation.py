@@ -16,6 +16,10 @@ from multiprocessing.connection import Connection
 
 from ._registry import CheckResult
 
+#: A check's limit is processor time; on the clock it may take this many times longer.
+#: (Here, not in ``_worker``: the package must not import the module that runs as ``-m``.)
+WALL_FACTOR = 3.0
+
 _workers: dict[str, tuple[subprocess.Popen, Connection, Connection]] = {}
 _lock = threading.Lock()
 

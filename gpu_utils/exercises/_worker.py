@@ -29,6 +29,7 @@ import time
 import traceback
 from multiprocessing.connection import Connection
 
+from ._isolation import WALL_FACTOR
 from ._registry import CheckResult
 
 _CUDA_ERROR = re.compile(r"CUDA_ERROR|CudaAPIError|CudaSupportError")
@@ -38,8 +39,6 @@ _LONG_NUMBER = re.compile(r"\d{41,}")
 #: (The floor covers a check's trace of one launch, which the calibration does not time; the
 #: GPU compilation after a correct run is not counted at all.)
 FLOOR, CAP, FACTOR = 15.0, 20.0, 20.0
-#: The limit is processor time; on the clock a check may take this many times longer.
-WALL_FACTOR = 3.0
 #: Other checks (functions that start processes, for example) without a limit of their own.
 DEFAULT_LIMIT = 60.0
 

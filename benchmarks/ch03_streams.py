@@ -1,0 +1,52 @@
+"""Record chapter 03's stream-overlap and launch-overhead measurements on a real GPU.
+
+Usage, on a machine with an NVIDIA GPU, from the repository root:
+
+    python benchmarks/ch03_streams.py
+
+It times (wall clock, median of 10 after a warm-up, each output checked first) a job of 2^24
+float32 values copied in from pinned memory, processed by a kernel and copied out: each stage
+alone, the whole job on one stream, and the job split into 2 to 32 chunks on 3 streams, next to
+``gu.streams``' prediction from the stage times. Then a one-element kernel launched 1,000 times in
+a row, against one launch: the launch overhead. numba-cuda has no public CUDA graph capture, so no
+graph is timed. It writes ``gpu_utils/reference_data/ch03_streams.json`` with the device, date and
+command; notebooks/03_first_kernels.ipynb shows it when it runs on the simulator.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import gpu_utils as gu
+
+NAME = "ch03_streams"
+N = 2**24
+CHUNKS = [1, 2, 4, 8, 16, 32]
+LAUNCHES = 1000
+
+
+def main() -> int:
+    if gu.mode != "gpu":
+        print(
+            "This script records GPU measurements, so it needs an NVIDIA GPU (gpu_utils runs in "
+            f"{gu.mode} mode here). Run it on a GPU machine; nothing was written.",
+            file=sys.stderr,
+        )
+        return 2
+    overlap = gu.streams.measure_overlap(N, CHUNKS, streams=3)
+    for kind, seconds in overlap["stages_s"].items():
+        print(f"{kind:<9} alone: {seconds * 1e3:8.3f} ms")
+    for row in overlap["rows"]:
+        print(
+            f"{row['chunks']:>3} chunks on {row['streams']} stream(s): "
+            f"{row['median_s'] * 1e3:8.3f} ms measured, {row['model_s'] * 1e3:8.3f} ms model"
+        )
+    launches = gu.streams.measure_launches(LAUNCHES)
+    print(f"{LAUNCHES} launches: {launches['per_launch_s'] * 1e6:.2f} us each")
+    path = gu.reference.save(NAME, {"overlap": overlap, "launches": launches})
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
