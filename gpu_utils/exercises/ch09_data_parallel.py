@@ -1,0 +1,820 @@
+"""Exercises of lab 09, data parallelism (chapter 09): averaging gradients by hand, bucketed
+all-reduce, ZeRO-1 optimizer-state sharding, and two questions on ZeRO's memory and traffic.
+
+The three implementations run in 2, 3 and 4 real processes (``gu.dist``, gloo). In every rank
+the checker trains ``gu.data_parallel.TinyLM`` (a tied output layer, a frozen layer, 241
+trainable parameters: no world size divides it) for several optimizer steps on that rank's shard
+of each global batch, calling the learner's code where data parallelism needs it, and trains a
+copy on the whole global batch in one process, the baseline. It records the gradients of the
+first step before and after the learner's code, the ``dist.all_reduce`` calls made, and every
+parameter after each step; the hints are keyed to what those show (which rank, which parameter,
+by what factor, which bucket).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from ._numeric import NumericAnswer, numeric_exercise
+from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
+
+CHAPTER = "09_data_parallel"
+WORLD_SIZES = (2, 3, 4)
+STEPS = 3
+#: Seconds per multi-rank run: a correct answer needs well under one, so a deadlock ends soon.
+RUN_TIMEOUT = 12.0
+SEED = 9
+#: Seconds for starting the launcher of the ranks (importing PyTorch), before the timed runs.
+STARTUP_TIMEOUT = 60.0
+#: Seconds for a second try when ranks timed out before waiting in a collective (a busy machine).
+SLOW_TIMEOUT = 60.0
+#: Seconds a whole check may take: the launcher's start, a run per world size, a retry, judging.
+CHECK_TIME_LIMIT = STARTUP_TIMEOUT + RUN_TIMEOUT * 3 + SLOW_TIMEOUT + 30.0
+#: The bucket size the bucketing exercise is given: 100 float32 gradients, so the 241 trainable
+#: parameters need three buckets (the last one partly filled).
+BUCKET_BYTES = 400
+SGD = {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01}
+ADAM_LR = 0.01
+RTOL, ATOL = 1e-4, 1e-6
+
+COLLECTIVES = (
+    "all_reduce",
+    "all_gather",
+    "all_gather_into_tensor",
+    "broadcast",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "reduce",
+    "all_reduce_coalesced",
+)
+
+DEADLOCK_HINT = (
+    "every rank must make the same collective calls, for tensors of the same sizes, in the same "
+    "order: a collective returns only when all ranks have called it. Look for a call inside "
+    "`if rank == ...`, or a loop whose length differs between ranks."
+)
+FROZEN_HINT = (
+    "a frozen parameter (requires_grad=False) has no gradient: its `.grad` is None. Skip it, e.g. "
+    "`[p for p in model.parameters() if p.grad is not None]`."
+)
+
+
+# --- what runs in every rank ------------------------------------------------------------------
+
+
+def _watch(dist, calls: list):
+    """Replace dist's collectives by wrappers that record (name, bytes); return the originals."""
+    originals = {name: getattr(dist, name) for name in COLLECTIVES if hasattr(dist, name)}
+
+    def watching(name):
+        def call(*args, **kwargs):
+            tensor = args[0] if args else next(iter(kwargs.values()), None)
+            size = tensor.numel() * tensor.element_size() if hasattr(tensor, "numel") else 0
+            calls.append((name, int(size)))
+            return originals[name](*args, **kwargs)
+
+        return call
+
+    for name in originals:
+        setattr(dist, name, watching(name))
+    return originals
+
+
+def _ready(rank, world_size):
+    return rank
+
+
+def _grads(model) -> dict:
+    return {
+        name: (None if p.grad is None else p.grad.detach().numpy().astype(np.float64).copy())
+        for name, p in model.named_parameters()
+    }
+
+
+def _params(model) -> dict:
+    return {
+        name: p.detach().numpy().astype(np.float64).copy() for name, p in model.named_parameters()
+    }
+
+
+def _train_rank(rank, world_size, exercise, answer, steps, seed, bucket_bytes):
+    """One rank: the baseline on the whole batch, then the learner's data-parallel training."""
+    import torch
+    import torch.distributed as dist
+
+    from gpu_utils import data_parallel as dp
+
+    torch.manual_seed(seed)
+    baseline, model = dp.TinyLM(seed=seed), dp.TinyLM(seed=seed)
+    trainable = [p for p in baseline.parameters() if p.requires_grad]
+    zero = exercise == "zero1_optimizer"
+    if zero:
+        base_opt = torch.optim.Adam(trainable, lr=ADAM_LR)
+    else:
+        base_opt = torch.optim.SGD(baseline.parameters(), **SGD)
+        opt = torch.optim.SGD(model.parameters(), **SGD)
+    out = {"params": [], "baseline": [], "calls": [], "initial": _params(model), "state": None}
+    learner = None
+    for step in range(steps):
+        tokens, targets = dp.batch(step, seed)
+        base_opt.zero_grad()
+        dp.loss_fn(baseline, tokens, targets).backward()
+        if step == 0:
+            out["baseline_grads"] = _grads(baseline)
+        base_opt.step()
+        out["baseline"].append(_params(baseline))
+
+        mine = slice(rank * len(tokens) // world_size, (rank + 1) * len(tokens) // world_size)
+        if zero and learner is None:
+            calls: list = []
+            originals = _watch(dist, calls)
+            try:
+                learner = answer(list(model.parameters()), rank, world_size, ADAM_LR)
+            finally:
+                for name, function in originals.items():
+                    setattr(dist, name, function)
+            if not callable(getattr(learner, "step", None)):
+                out["no_step"] = type(learner).__name__
+                return out
+        model.zero_grad()
+        dp.loss_fn(model, tokens[mine], targets[mine]).backward()
+        if step == 0:
+            out["local_grads"] = _grads(model)
+        calls = []
+        originals = _watch(dist, calls)
+        try:
+            if zero:
+                result = learner.step()
+            elif exercise == "average_gradients":
+                result = answer(model, world_size)
+            else:
+                result = answer(model, world_size, bucket_bytes)
+        finally:
+            for name, function in originals.items():
+                setattr(dist, name, function)
+        out["calls"].append(calls)
+        if step == 0:
+            out["synced_grads"] = _grads(model)
+        del result  # the functions work in place; what they return is not used
+        if not zero:
+            opt.step()
+        out["params"].append(_params(model))
+    if zero:
+        out["state"] = dp.state_numel(learner)
+    return out
+
+
+# --- what the checker concludes -----------------------------------------------------------------
+
+
+def _close(a, b) -> bool:
+    return a.shape == b.shape and np.allclose(a, b, rtol=RTOL, atol=ATOL)
+
+
+def _ratio(got, expected) -> float:
+    """The scalar c that best fits got = c * expected."""
+    denominator = float(np.dot(expected.ravel(), expected.ravel()))
+    return float(np.dot(got.ravel(), expected.ravel())) / denominator if denominator else np.nan
+
+
+def _near(value: float, target: float) -> bool:
+    return bool(np.isfinite(value)) and abs(value - target) <= 1e-3 * max(1.0, abs(target))
+
+
+def _answer_line(error, answer) -> str:
+    names = {getattr(answer, "__name__", "")}
+    names |= (
+        {n for n, v in vars(answer).items() if callable(v)} if inspect.isclass(answer) else set()
+    )
+    lines = [f for f in error.frames if f[2] in names]
+    return f" (line {lines[-1][1]} of {lines[-1][2]})" if lines else ""
+
+
+def _error_result(exercise_id: str, n: int, error, answer) -> CheckResult:
+    from .. import dist
+
+    if isinstance(error, dist.RankTimeout):
+        where = "; ".join(f"rank {r}: {w}" for r, w in error.where.items() if w)
+        return failed(
+            exercise_id,
+            f"With {n} ranks your code had not finished after {error.timeout:g} s, so the checker "
+            "stopped it: ranks were waiting for each other (a deadlock)."
+            + (f" Where: {where}." if where else ""),
+            DEADLOCK_HINT,
+        )
+    if error.exc_type == "NotImplementedError":
+        return not_attempted(exercise_id)
+    message = f"{error.exc_message} {error.last_output}"
+    text = f"With {n} ranks, {str(error).rstrip('.')}{_answer_line(error, answer)}."
+    if error.exc_type == "exited" or any(
+        p in message for p in ("Connection closed by peer", "Connection reset", "Broken pipe")
+    ):
+        return failed(
+            exercise_id,
+            f"With {n} ranks, one rank was left waiting in a collective that another rank never "
+            "called (its peer finished and hung up).",
+            DEADLOCK_HINT,
+        )
+    if "NoneType" in message:
+        return failed(exercise_id, text, FROZEN_HINT)
+    if "attempting to assign a gradient of size" in message:
+        return failed(
+            exercise_id,
+            text,
+            "a gradient must keep the shape of its parameter: write into it, "
+            "`p.grad.copy_(values.view_as(p.grad))`, rather than assigning a new tensor.",
+        )
+    if "invalid tensor size" in message:
+        return failed(
+            exercise_id,
+            text,
+            "gloo's all_gather needs a tensor of the same size on every rank, and the number of "
+            "parameters does not divide by world_size: pad the flat vector with zeros to a "
+            "multiple of world_size (FSDP does the same), so every shard has the same length.",
+        )
+    if "size" in message and ("match" in message or "mismatch" in message):
+        return failed(
+            exercise_id,
+            text,
+            "a tensor did not have the size the code expected: when the number of elements is "
+            "not a multiple of world_size, shards differ by one element; "
+            "`torch.tensor_split(flat, world_size)` cuts them as everyone expects.",
+        )
+    return failed(
+        exercise_id,
+        text,
+        "run your code yourself in a cell with gu.dist.run(...) to see the rank's full traceback.",
+    )
+
+
+def _run(exercise_id: str, answer, arity: int) -> tuple[int, list] | CheckResult:
+    """Run the training in 2, 3, 4 ranks; yield (n, outcome) per world size, or a CheckResult."""
+    from .. import dist
+
+    if not callable(answer):
+        return failed(
+            exercise_id,
+            f"Expected a {'class' if arity == 4 else 'function'}, got {type(answer).__name__}.",
+            "pass it itself: check(..., my_function), not my_function(...).",
+        )
+    try:
+        inspect.signature(answer).bind(*([None] * arity))
+    except TypeError:
+        wanted = {
+            2: "(model, world_size)",
+            3: "(model, world_size, bucket_bytes)",
+            4: "(params, rank, world_size, lr)",
+        }[arity]
+        return failed(
+            exercise_id,
+            f"Your {'class' if arity == 4 else 'function'} must take the arguments {wanted}.",
+            f"define it as `{'class ZeRO1:' if arity == 4 else 'def f'}` taking {wanted}.",
+        )
+    except ValueError:
+        pass
+    from .. import data_parallel
+
+    data_parallel.preload_optimizers()
+    try:  # start the launcher (PyTorch's imports) before the timed runs
+        dist.run(_ready, 1, backend="gloo", timeout=STARTUP_TIMEOUT)
+    except dist.DistError as error:
+        return failed(
+            exercise_id,
+            f"The checker could not start processes: {error}",
+            "run the check again; if it fails the same way, restart the kernel.",
+        )
+    results = []
+    for n in WORLD_SIZES:
+        try:
+            try:
+                outcome = _train(n, exercise_id, answer, RUN_TIMEOUT)
+            except dist.RankTimeout as error:
+                if any("waiting in dist." in where for where in error.where.values()):
+                    raise
+                outcome = _train(n, exercise_id, answer, SLOW_TIMEOUT)  # a busy machine
+        except (dist.RankError, dist.RankTimeout) as error:
+            return _error_result(exercise_id, n, error, answer)
+        except dist.DistError as error:
+            return failed(
+                exercise_id,
+                f"The checker could not run your code in {n} processes: {error}",
+                "run the check again; if it fails the same way, restart the kernel.",
+            )
+        results.append((n, outcome))
+    return results
+
+
+def _train(n: int, exercise_id: str, answer, timeout: float) -> list:
+    from .. import dist
+
+    return dist.run(
+        _train_rank,
+        n,
+        exercise_id,
+        answer,
+        STEPS,
+        SEED,
+        BUCKET_BYTES,
+        backend="gloo",
+        timeout=timeout,
+    )
+
+
+def _gradient_problem(exercise_id: str, n: int, outcome: list[dict]) -> CheckResult | None:
+    """Compare the first step's gradients after the learner's code with the baseline's."""
+    expected = outcome[0]["baseline_grads"]
+    tied = "embed.weight"
+    for rank, result in enumerate(outcome):
+        for name, want in expected.items():
+            got = result["synced_grads"][name]
+            if want is None:
+                if got is not None and np.any(got):
+                    return failed(
+                        exercise_id,
+                        f"With {n} ranks, the frozen parameter `{name}` has a gradient on rank "
+                        f"{rank} after your code.",
+                        "leave frozen parameters alone: they have no gradient (None), and giving "
+                        "them one lets the optimizer change them.",
+                    )
+                continue
+            if got is None:
+                return failed(
+                    exercise_id,
+                    f"With {n} ranks, `{name}`'s gradient is None on rank {rank} after your code.",
+                    "average the gradients in place, `p.grad` keeps its tensor: "
+                    "`dist.all_reduce(p.grad); p.grad /= world_size`.",
+                )
+            if got.shape != want.shape:
+                return failed(
+                    exercise_id,
+                    f"With {n} ranks, `{name}`'s gradient has shape {got.shape} on rank {rank}, "
+                    f"not {want.shape}.",
+                    "copy each bucket's values back with the shape of the gradient: "
+                    "`p.grad.copy_(piece.view_as(p.grad))`.",
+                )
+    for name, want in expected.items():
+        if want is None:
+            continue
+        gots = [r["synced_grads"][name] for r in outcome]
+        locals_ = [r["local_grads"][name] for r in outcome]
+        differ = [r for r in range(n) if not _close(gots[r], gots[0])]
+        if differ:
+            if all(_close(g, lo) for g, lo in zip(gots, locals_, strict=True)):
+                return None  # judged by the caller, who knows the exercise
+            return failed(
+                exercise_id,
+                f"With {n} ranks, after your code rank {differ[0]}'s gradient of `{name}` differs "
+                "from rank 0's.",
+                "after the all-reduce every rank holds the same averaged gradient; make every "
+                "rank reduce every gradient.",
+            )
+        if _close(gots[0], want):
+            continue
+        ratio = _ratio(gots[0], want)
+        what = (
+            f"With {n} ranks, the gradient of `{name}` is {ratio:.3g} times the gradient of the "
+            "whole batch in one process."
+        )
+        ratios = {
+            k: _ratio(gots[0] if k == name else outcome[0]["synced_grads"][k], v)
+            for k, v in expected.items()
+            if v is not None
+        }
+        if _near(ratio, n) and all(_near(r, n) for r in ratios.values()):
+            return failed(
+                exercise_id,
+                what,
+                "you summed: dist.all_reduce adds the ranks' gradients; divide by world_size to "
+                "get the mean, which is the gradient of the mean loss over the global batch.",
+            )
+        if name == tied and _near(ratio, 1 / n):
+            return failed(
+                exercise_id,
+                what + " Only this parameter, the one shared by the embedding and the output "
+                "layer, is off.",
+                "the tied weight was divided twice: iterating over modules visits a shared "
+                "tensor once per module that uses it. `model.parameters()` yields each tensor "
+                "once.",
+            )
+        if name == tied and (_near(ratio, 2) or _near(ratio, n)):
+            return failed(
+                exercise_id,
+                what + " Only the tied weight (embedding = output layer) is off.",
+                "the tied weight was reduced twice: iterating over modules visits a shared "
+                "tensor once per module that uses it. `model.parameters()` yields each tensor "
+                "once.",
+            )
+        return failed(
+            exercise_id,
+            what,
+            "each gradient should be the mean over ranks: all-reduce (sum), then divide by "
+            "world_size.",
+        )
+    return None
+
+
+def _not_reduced(exercise_id: str, n: int, outcome: list[dict]) -> CheckResult | None:
+    calls = outcome[0]["calls"][0]
+    for name in outcome[0]["baseline_grads"]:
+        got = [r["synced_grads"][name] for r in outcome]
+        if got[0] is None or all(_close(g, got[0]) for g in got):
+            continue
+        if calls:
+            return failed(
+                exercise_id,
+                f"With {n} ranks, your code called dist.{calls[0][0]} but the gradients did not "
+                f"change: `{name}` still holds each rank's own gradient.",
+                "`torch.cat` and `flatten` make a copy: all-reduce the flat bucket, then copy its "
+                "pieces back, `p.grad.copy_(piece.view_as(p.grad))`.",
+            )
+        return failed(
+            exercise_id,
+            f"With {n} ranks, the gradients after your code are each rank's own (rank 1's "
+            f"`{name}` differs from rank 0's): nothing was all-reduced.",
+            "call `dist.all_reduce(p.grad)` for every gradient, then divide by world_size.",
+        )
+    return None
+
+
+def _params_problem(exercise_id: str, n: int, outcome: list[dict]) -> CheckResult | None:
+    for step in range(STEPS):
+        for rank, result in enumerate(outcome):
+            for name, want in result["baseline"][step].items():
+                got = result["params"][step][name]
+                if not _close(got, want):
+                    index = int(np.argmax(np.abs(got - want).ravel()))
+                    return failed(
+                        exercise_id,
+                        f"With {n} ranks, after optimizer step {step + 1}, rank {rank}'s "
+                        f"`{name}` differs from single-process training (element {index}: yours "
+                        f"{got.ravel()[index]:.6g}, expected {want.ravel()[index]:.6g}).",
+                        "the gradients after your code must equal those of the whole global "
+                        "batch in one process, on every rank.",
+                    )
+    return None
+
+
+def _check_gradients(exercise_id: str, answer, arity: int, extra) -> CheckResult:
+    results = _run(exercise_id, answer, arity)
+    if isinstance(results, CheckResult):
+        return results
+    for n, outcome in results:
+        for judge in (extra, _not_reduced, _gradient_problem, _params_problem):
+            problem = judge(exercise_id, n, outcome)  # a CheckResult is falsy when it fails
+            if problem is not None:
+                return problem
+    return None
+
+
+# --- average_gradients ----------------------------------------------------------------------------
+
+
+def _check_average(answer) -> CheckResult:
+    problem = _check_gradients("average_gradients", answer, 2, lambda *_: None)
+    return (
+        problem
+        if problem is not None
+        else passed(
+            "average_gradients",
+            f"With 2, 3 and 4 ranks, after {STEPS} SGD steps on each rank's shard, every parameter "
+            "equals single-process training on the whole global batch (tied and frozen "
+            "parameters included).",
+        )
+    )
+
+
+register(
+    Exercise(
+        id="average_gradients",
+        chapter=CHAPTER,
+        title="Average the gradients over ranks, by hand",
+        signature=(
+            "average_gradients(model, world_size) -> None: after loss.backward() on this rank's "
+            "shard, make every parameter's .grad the mean over ranks, in place"
+        ),
+        launch="run with gu.dist (gloo) on 2, 3 and 4 ranks; compared with one process",
+        run=_check_average,
+        kind="function",
+        time_limit=CHECK_TIME_LIMIT,
+    )
+)
+
+
+# --- bucketed_allreduce -----------------------------------------------------------------------
+
+
+def _bucket_problem(exercise_id: str, n: int, outcome: list[dict]) -> CheckResult | None:
+    grads = outcome[0]["baseline_grads"]
+    sizes = {name: g.size * 4 for name, g in grads.items() if g is not None}
+    total, largest = sum(sizes.values()), max(sizes.values())
+    calls = [c for c in outcome[0]["calls"][0] if c[0] in ("all_reduce", "all_reduce_coalesced")]
+    others = [
+        c for c in outcome[0]["calls"][0] if c[0] not in ("all_reduce", "all_reduce_coalesced")
+    ]
+    if others:
+        return failed(
+            exercise_id,
+            f"Your function calls dist.{others[0][0]}; this exercise all-reduces buckets.",
+            "use dist.all_reduce on each flat bucket.",
+        )
+    sent = sum(size for _, size in calls)
+    if sent < total:
+        reduced = [
+            name
+            for name, g in grads.items()
+            if g is not None and all(_close(r["synced_grads"][name], g) for r in outcome)
+        ]
+        missing = [name for name in sizes if name not in reduced]
+        return failed(
+            exercise_id,
+            f"With {n} ranks, your all-reduces carried {sent} bytes but the gradients hold "
+            f"{total}: the gradients of {', '.join(f'`{m}`' for m in missing)} were never "
+            "reduced.",
+            "the last bucket is usually not full, and it must be all-reduced too: after the "
+            "loop over gradients, flush the bucket that is still open.",
+        )
+    if sent > total:
+        tied = sizes.get("embed.weight", 0)
+        if sent - total == tied:
+            return failed(
+                exercise_id,
+                f"With {n} ranks, your all-reduces carried {sent} bytes, {tied} more than the "
+                "gradients hold: the tied weight (embedding = output layer) travelled twice.",
+                "iterating over modules visits a shared tensor once per module; "
+                "`model.parameters()` yields each tensor once.",
+            )
+        return failed(
+            exercise_id,
+            f"With {n} ranks, your all-reduces carried {sent} bytes; the gradients hold {total}.",
+            "put each gradient in exactly one bucket.",
+        )
+    too_big = [size for _, size in calls if size > max(BUCKET_BYTES, largest)]
+    if too_big or (len(calls) == 1 and total > BUCKET_BYTES):
+        return failed(
+            exercise_id,
+            f"With bucket_bytes={BUCKET_BYTES}, your function all-reduced "
+            f"{len(calls)} bucket(s), one of {max(s for _, s in calls)} bytes.",
+            "a bucket holds at most bucket_bytes (unless one gradient alone is larger): start a "
+            "new bucket when the next gradient would not fit.",
+        )
+    merge = [i for i in range(len(calls) - 1) if calls[i][1] + calls[i + 1][1] <= BUCKET_BYTES]
+    if merge:
+        kind = (
+            "one all-reduce per gradient"
+            if len(calls) == len(sizes)
+            else f"buckets {merge[0]} and {merge[0] + 1} together fit in bucket_bytes"
+        )
+        return failed(
+            exercise_id,
+            f"With bucket_bytes={BUCKET_BYTES}, your function made {len(calls)} all-reduces of "
+            f"{[s for _, s in calls]} bytes: {kind}.",
+            "fill each bucket up to bucket_bytes before all-reducing it: fewer, larger messages "
+            "are the point of bucketing (each call pays the latency alpha).",
+        )
+    return None
+
+
+def _check_buckets(answer) -> CheckResult:
+    problem = _check_gradients("bucketed_allreduce", answer, 3, _bucket_problem)
+    return (
+        problem
+        if problem is not None
+        else passed(
+            "bucketed_allreduce",
+            f"With 2, 3 and 4 ranks, buckets of at most {BUCKET_BYTES} bytes, none that could merge, "
+            f"and after {STEPS} SGD steps every parameter equals single-process training.",
+        )
+    )
+
+
+register(
+    Exercise(
+        id="bucketed_allreduce",
+        chapter=CHAPTER,
+        title="Bucketed all-reduce of the gradients",
+        signature=(
+            "bucketed_allreduce(model, world_size, bucket_bytes) -> None: flatten the gradients "
+            "into buckets of at most bucket_bytes, all-reduce each bucket once, average, copy back"
+        ),
+        launch=f"run with gu.dist (gloo) on 2, 3 and 4 ranks, bucket_bytes={BUCKET_BYTES}",
+        run=_check_buckets,
+        kind="function",
+        time_limit=CHECK_TIME_LIMIT,
+    )
+)
+
+
+# --- zero1_optimizer ------------------------------------------------------------------------------
+
+
+def _zero_problem(n: int, outcome: list[dict]) -> CheckResult | None:
+    exercise_id = "zero1_optimizer"
+    if "no_step" in outcome[0]:
+        return failed(
+            exercise_id,
+            f"ZeRO1(params, rank, world_size, lr) gave a {outcome[0]['no_step']}, which has no "
+            "step() method.",
+            "write a class with `def __init__(self, params, rank, world_size, lr):` and "
+            "`def step(self):`, and pass the class itself.",
+        )
+    initial = outcome[0]["initial"]
+    names = [k for k, g in outcome[0]["baseline_grads"].items() if g is not None]
+    trainable = sum(initial[k].size for k in names)
+    for step in range(STEPS):
+        for name in initial:
+            gots = [r["params"][step][name] for r in outcome]
+            want = outcome[0]["baseline"][step][name]
+            if all(_close(g, want) for g in gots):
+                continue
+            where = f"With {n} ranks, after optimizer step {step + 1}, `{name}`"
+            if name not in names:
+                return failed(
+                    exercise_id,
+                    f"{where} changed, and it is frozen.",
+                    "leave frozen parameters (requires_grad=False) out of the optimizer.",
+                )
+            differ = [r for r in range(n) if not _close(gots[r], gots[0])]
+            if differ:
+                stale = [r for r in range(n) if np.any(gots[r] == initial[name])]
+                if step == 0 and stale:
+                    return failed(
+                        exercise_id,
+                        f"{where} differs between ranks: rank {stale[0]} still holds initial "
+                        "values where another rank updated them.",
+                        "each rank updates only its shard, so afterwards the ranks must share "
+                        "their shards: all-gather the updated shards (or broadcast each from its "
+                        "owner) into every rank's parameters.",
+                    )
+                return failed(
+                    exercise_id,
+                    f"{where} differs between rank 0 and rank {differ[0]}.",
+                    "after each step every rank must hold the same parameters.",
+                )
+            if step == 0:
+                flat_initial = np.concatenate([initial[k].ravel() for k in names])
+                flat_got = np.concatenate([outcome[0]["params"][0][k].ravel() for k in names])
+                unchanged = np.flatnonzero(flat_got == flat_initial)
+                if (
+                    trainable % n
+                    and unchanged.size
+                    and unchanged.min() >= trainable - trainable % n
+                ):
+                    return failed(
+                        exercise_id,
+                        f"{where} is wrong: the last {unchanged.size} of the {trainable} trainable "
+                        f"elements were never updated.",
+                        f"{trainable} elements do not divide by {n} ranks, so shards differ in "
+                        "size: `torch.tensor_split(flat, world_size)` (or gu.data_parallel."
+                        "shard_range) gives every element to exactly one rank.",
+                    )
+            return failed(
+                exercise_id,
+                f"{where} is the same on every rank but differs from single-process Adam.",
+                "update your shard with the MEAN gradient over ranks: all-reduce the gradients "
+                "(or reduce-scatter them) and divide by world_size before the optimizer step.",
+            )
+    states = [r["state"] for r in outcome]
+    if any(s is None for s in states):
+        return failed(
+            exercise_id,
+            "The parameters are right, but the checker found no torch optimizer in your object, "
+            "so it cannot count the optimizer state each rank keeps.",
+            "keep this rank's torch.optim.Adam in an attribute, e.g. `self.optimizer`.",
+        )
+    full = 2 * trainable  # Adam: two moments per parameter
+    if max(states) >= full:
+        return failed(
+            exercise_id,
+            f"With {n} ranks, a rank holds {max(states)} elements of Adam state; without ZeRO it "
+            f"would hold {full} (two moments of {trainable} parameters): the state is not "
+            "sharded.",
+            "give this rank's Adam only this rank's shard of the parameters, e.g. "
+            "`torch.optim.Adam([shard], lr)` where shard is a slice of the flattened parameters.",
+        )
+    if not full <= sum(states) <= full + 2 * (n - 1):  # padding to a multiple of n is fine
+        return failed(
+            exercise_id,
+            f"With {n} ranks, the ranks hold {sum(states)} elements of Adam state in all, "
+            f"not {full} (two moments of each of the {trainable} trainable parameters, once; "
+            "padding aside).",
+            "each trainable parameter belongs to exactly one rank's shard: count the tied weight "
+            "once (`model.parameters()` yields it once) and leave frozen parameters out.",
+        )
+    return None
+
+
+def _check_zero(answer) -> CheckResult:
+    results = _run("zero1_optimizer", answer, 4)
+    if isinstance(results, CheckResult):
+        return results
+    for n, outcome in results:
+        problem = _zero_problem(n, outcome)
+        if problem is not None:
+            return problem
+    return passed(
+        "zero1_optimizer",
+        f"With 2, 3 and 4 ranks, after {STEPS} Adam steps every rank's parameters equal "
+        "single-process Adam, and each rank keeps Adam state for only its own shard.",
+    )
+
+
+register(
+    Exercise(
+        id="zero1_optimizer",
+        chapter=CHAPTER,
+        title="ZeRO-1: shard Adam's state over the ranks",
+        signature=(
+            "ZeRO1(params, rank, world_size, lr) with a method step(): called after "
+            "loss.backward() on this rank's shard; averages gradients, updates this rank's shard "
+            "with its own torch.optim.Adam, then shares the updated parameters with every rank"
+        ),
+        launch="run with gu.dist (gloo) on 2, 3 and 4 ranks; compared with torch.optim.Adam",
+        run=_check_zero,
+        kind="function",
+        time_limit=CHECK_TIME_LIMIT,
+    )
+)
+
+
+# --- memory and traffic questions ---------------------------------------------------------------
+
+PSI, N_D = 7.5e9, 64  # the ZeRO paper's Figure 1 example: 7.5B parameters on 64 GPUs
+
+
+def _zero2_answer() -> NumericAnswer:
+    # ZeRO paper (Rajbhandari et al. 2020), section 5 and Figure 1: P_os+g = 2 Psi + (2 + K) Psi / N_d
+    k = 12
+    expected = (2 * PSI + (2 + k) * PSI / N_D) / 1e9
+    return NumericAnswer(
+        expected=expected,
+        unit="GB",
+        mistakes={
+            (2 + 2 + k) * PSI / 1e9: "that is plain data parallelism, 16 bytes per parameter "
+            "on every GPU: ZeRO-2 shards the optimizer states and the gradients.",
+            (2 * PSI + 2 * PSI + k * PSI / N_D) / 1e9: "that is ZeRO-1 (optimizer states "
+            "sharded); ZeRO-2 shards the fp16 gradients too.",
+            (2 + 2 + k) * PSI / N_D / 1e9: "that is ZeRO-3, where the parameters are sharded "
+            "too; in ZeRO-2 every GPU keeps all fp16 parameters.",
+            expected * 1e9 / 2**30: "close: that is in GiB (2**30 bytes); the question counts "
+            "GB, 1e9 bytes, as the paper does.",
+        },
+        hint="bytes per GPU = 2 Psi (fp16 parameters) + (2 + K) Psi / N_d, with K = 12.",
+    )
+
+
+register(
+    numeric_exercise(
+        id="zero2_memory_gb",
+        chapter=CHAPTER,
+        title="Model states per GPU under ZeRO-2",
+        question=(
+            "Mixed-precision Adam on a 7.5-billion-parameter model, data parallel over 64 GPUs "
+            "with ZeRO stage 2 (optimizer states and gradients sharded): how many GB (1e9 bytes) "
+            "of parameters, gradients and optimizer states does each GPU hold?"
+        ),
+        answer=_zero2_answer,
+    )
+)
+
+
+def _zero3_traffic_answer() -> NumericAnswer:
+    # ZeRO paper, section 7.2: ZeRO-3 moves 3 Psi (two parameter all-gathers, one gradient
+    # reduce-scatter) against 2 Psi for data parallelism; a ring moves (n - 1)/n of each.
+    nbytes = 2 * PSI
+    fraction = (N_D - 1) / N_D
+    expected = 3 * nbytes * fraction / 1e9
+    return NumericAnswer(
+        expected=expected,
+        unit="GB",
+        mistakes={
+            2 * nbytes * fraction / 1e9: "that is data parallelism's all-reduce (2 Psi): ZeRO-3 "
+            "also gathers the parameters a second time, in the backward pass.",
+            3 * nbytes / 1e9: "close: each GPU already holds its own 1/64 of every all-gather "
+            "and reduce-scatter, so it sends (n - 1)/n of the data, not all of it.",
+            3 * 2 * nbytes * fraction / 1e9: "the parameters and gradients are bf16, 2 bytes, "
+            "not 4.",
+            nbytes * fraction / 1e9: "that is one all-gather; ZeRO-3 does two (forward and "
+            "backward) plus a reduce-scatter of the gradients.",
+        },
+        hint=(
+            "per step: all-gather the parameters in the forward pass, again in the backward "
+            "pass, and reduce-scatter the gradients; each moves (n - 1)/n of 2 Psi bytes."
+        ),
+    )
+
+
+register(
+    numeric_exercise(
+        id="zero3_traffic_gb",
+        chapter=CHAPTER,
+        title="What ZeRO-3 sends per step",
+        question=(
+            "A 7.5-billion-parameter model with bf16 parameters and gradients is trained with "
+            "ZeRO-3 over 64 GPUs, ring collectives. How many GB (1e9 bytes) does each GPU send "
+            "per optimizer step?"
+        ),
+        answer=_zero3_traffic_answer,
+    )
+)
