@@ -5,7 +5,9 @@ Usage, on a machine with an NVIDIA GPU and a CUDA build of PyTorch, from the rep
     python benchmarks/ch01_cpu_vs_gpu.py
 
 It times an elementwise add and a matrix product on NumPy, PyTorch on one CPU thread and on every
-core, and PyTorch on the GPU (each result checked before it is timed), then writes
+core, and PyTorch on the GPU (each result checked before it is timed; each point the median of
+7 calls, or 20 on the GPU, after 2 untimed warm-up calls; each row names the CPU threads it
+used), then writes
 ``gpu_utils/reference_data/ch01_cpu_vs_gpu.json`` with the device, date and command. Commit that
 file; notebooks/01_why_gpus.ipynb shows it when it runs on the simulator.
 """

@@ -10,7 +10,10 @@ The two operations bracket what a neural network spends its time on:
 :func:`sweep` times them with ``gu.bench`` (result checked first) and returns plain rows (dicts),
 which :func:`plot` draws and ``benchmarks/ch01_cpu_vs_gpu.py`` records with ``gu.reference.save``.
 Backends: NumPy as you would call it; PyTorch on the CPU limited to 1 thread and using every
-core; PyTorch on the GPU (only in GPU mode).
+core; PyTorch on the GPU (only in GPU mode). Every row states the CPU threads it used
+(``threads``; ``None`` where NumPy's BLAS chooses, usually one per core). Each point is the median
+of ``repeat`` timed calls after ``warmup`` untimed ones, so one disturbed call on a busy machine
+moves the spread (``q1`` to ``q3``), not the point.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from . import runtime
 from .backends import torch_device
 from .bench import bench
 
-__all__ = ["BACKENDS", "OPS", "backends_here", "plot", "sweep"]
+__all__ = ["BACKENDS", "OPS", "backends_here", "plot", "sweep", "threads_used", "work"]
 
 OPS = ("add", "matmul")
 FLOAT32_BYTES = 4
@@ -49,6 +52,17 @@ def backends_here() -> list[str]:
     if runtime.mode == "gpu" and torch_device() == "cuda":
         names.append("torch-gpu")
     return names
+
+
+def threads_used(backend: str, op: str) -> int | None:
+    """CPU threads ``backend`` runs ``op`` on: ``None`` where NumPy's BLAS picks (its matmul)."""
+    if backend == "numpy":
+        return 1 if op == "add" else None
+    if backend == "torch-cpu-1":
+        return 1
+    if backend == "torch-cpu-all":
+        return _cpu_count()
+    return None  # the GPU
 
 
 def work(op: str, n: int) -> tuple[float, float]:
@@ -102,7 +116,13 @@ def _expected(op: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _measure_one(
-    backend: str, op: str, x: np.ndarray, y: np.ndarray, expected: np.ndarray, repeat: int
+    backend: str,
+    op: str,
+    x: np.ndarray,
+    y: np.ndarray,
+    expected: np.ndarray,
+    repeat: int,
+    warmup: int,
 ) -> dict[str, object]:
     n = x.shape[0]
     if backend == "numpy":
@@ -121,12 +141,14 @@ def _measure_one(
         tolerance = 1e-6 if op == "add" else 1e-3 * np.sqrt(n)  # float32 sums of n products
         if not np.allclose(got, expected, rtol=1e-3, atol=tolerance):
             raise AssertionError(f"{backend} computed a wrong {op} at n={n}; nothing was timed")
-        result = bench(call, bytes=nbytes, flops=flops, warmup=1, repeat=repeat, target=target)
+        result = bench(call, bytes=nbytes, flops=flops, warmup=warmup, repeat=repeat, target=target)
     return {
         "op": op,
         "backend": backend,
         "label": BACKENDS[backend],
         "size": n,
+        "threads": threads_used(backend, op),
+        "repeat": repeat,
         "seconds": result.median,
         "q1": result.q1,
         "q3": result.q3,
@@ -142,10 +164,16 @@ def sweep(
     sizes: Iterable[int],
     backends: Sequence[str] | None = None,
     *,
-    repeat: int = 5,
+    repeat: int = 7,
+    warmup: int = 2,
     seed: int = 0,
 ) -> list[dict[str, object]]:
-    """Check, then time ``op`` at each size on each backend; one row (a dict) per measurement."""
+    """Check, then time ``op`` at each size on each backend; one row (a dict) per measurement.
+
+    Each row's ``seconds`` is the median of ``repeat`` calls after ``warmup`` untimed ones.
+    """
+    if repeat < 1 or warmup < 0:
+        raise ValueError(f"repeat={repeat}, warmup={warmup}: need repeat >= 1 and warmup >= 0")
     work(op, 1)  # validates op
     chosen = list(backends) if backends is not None else backends_here()
     unknown = [b for b in chosen if b not in BACKENDS]
@@ -158,7 +186,7 @@ def sweep(
     for n in sizes:
         x, y = _inputs(op, int(n), rng)
         expected = _expected(op, x, y)
-        rows += [_measure_one(backend, op, x, y, expected, repeat) for backend in chosen]
+        rows += [_measure_one(backend, op, x, y, expected, repeat, warmup) for backend in chosen]
     return rows
 
 

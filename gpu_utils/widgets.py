@@ -42,15 +42,39 @@ def occupancy_plot(
         registers_per_thread if isinstance(registers_per_thread, list) else [registers_per_thread]
     )
     sm = occ.limits(compute_capability)
+    stopped = 0  # curves that stop before the largest block size: their labels are stacked
     for registers in counts:
         curve = occ.occupancy_curve(registers, shared_mem_per_block, sm.compute_capability)
         sizes = [r.threads_per_block for r in curve]
-        ax.step(sizes, [100 * r.occupancy for r in curve], where="mid", label=f"{registers} reg")
+        # A block that cannot launch (0 blocks per SM) is not "0 % occupancy": leave a gap there
+        # and mark where launching stops, with the resource that stops it.
+        values = [100 * r.occupancy if r.blocks_per_sm else float("nan") for r in curve]
+        (line,) = ax.step(sizes, values, where="mid", label=f"{registers} reg")
+        failed = [r for r in curve if not r.blocks_per_sm]
+        if failed:
+            first = failed[0]
+            ax.plot(
+                [r.threads_per_block for r in failed],
+                [0] * len(failed),
+                "x",
+                color=line.get_color(),
+                ms=4,
+            )
+            ax.annotate(
+                f"{registers} reg: no launch from {first.threads_per_block} threads "
+                f"({' and '.join(first.limiters)})",
+                (first.threads_per_block, 0),
+                xytext=(0, 6 + 11 * stopped),
+                textcoords="offset points",
+                fontsize=7,
+                color=line.get_color(),
+            )
+            stopped += 1
         if highlight is not None:
             point = occ.occupancy(highlight, registers, shared_mem_per_block, sm.compute_capability)
             ax.plot([highlight], [100 * point.occupancy], "o", color="black")
     ax.set_xlim(0, sm.max_threads_per_block + 32)
-    ax.set_ylim(0, 105)
+    ax.set_ylim(-4, 105)
     ax.set_xticks(range(0, sm.max_threads_per_block + 1, 128))
     ax.set_xlabel("threads per block")
     ax.set_ylabel("occupancy (%)")
@@ -59,7 +83,8 @@ def occupancy_plot(
         fontsize=10,
     )
     ax.grid(True, alpha=0.3)
-    ax.legend(title="registers/thread", fontsize=8)
+    # outside the axes: inside, it covers the curves whatever corner it picks
+    ax.legend(title="registers/thread", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     return ax
 
 

@@ -25,7 +25,17 @@ def test_rows_carry_consistent_rates():
         ("add", "torch-cpu-1", 5000),
         ("matmul", "torch-cpu-all", 16),
     ]
+    assert [r["threads"] for r in rows] == [
+        1,
+        1,
+        1,
+        1,
+        gu.cpu_vs_gpu.threads_used("torch-cpu-all", "matmul"),
+    ]
+    assert gu.cpu_vs_gpu.threads_used("torch-cpu-all", "add") >= 1
+    assert gu.cpu_vs_gpu.threads_used("numpy", "matmul") is None  # NumPy's BLAS decides
     for row in rows:
+        assert row["repeat"] == 3
         assert row["q1"] <= row["seconds"] <= row["q3"]
         assert row["bytes_per_s"] == pytest.approx(row["bytes"] / row["seconds"])
         assert row["flops_per_s"] == pytest.approx(row["flops"] / row["seconds"])
@@ -40,6 +50,15 @@ def test_torch_threads_are_restored():
     before = torch.get_num_threads()
     sweep("add", [100], ["torch-cpu-1"], repeat=1)
     assert torch.get_num_threads() == before
+
+
+def test_repeats_and_warmup_are_checked_and_used():
+    rows = sweep("add", [64], ["numpy"], repeat=5, warmup=3)
+    assert rows[0]["repeat"] == 5
+    with pytest.raises(ValueError, match="need repeat >= 1"):
+        sweep("add", [64], ["numpy"], repeat=0)
+    with pytest.raises(ValueError, match="warmup >= 0"):
+        sweep("add", [64], ["numpy"], warmup=-1)
 
 
 def test_bad_backends_say_what_to_do():

@@ -336,3 +336,21 @@ def test_agrees_with_the_driver_of_this_gpu(threads, shared_floats):
         threads, kernel.regs_per_thread, kernel.shared_mem_per_block, info.compute_capability
     )
     assert ours.blocks_per_sm == driver_blocks, ours.explain()
+
+
+def test_plot_leaves_a_gap_where_a_block_cannot_launch():
+    """Chapter 02's plot: a block size that cannot launch is marked, not drawn as 0 % occupancy."""
+    import math
+
+    import matplotlib.pyplot as plt
+
+    ax = gu.widgets.occupancy_plot([32, 128], compute_capability=(9, 0))
+    curves = [line for line in ax.get_lines() if not line.get_label().startswith("_")]
+    assert [line.get_label() for line in curves] == ["32 reg", "128 reg"]
+    assert not any(math.isnan(v) for v in curves[0].get_ydata())  # 32 registers: every size
+    ys = dict(zip(curves[1].get_xdata(), curves[1].get_ydata(), strict=True))
+    assert ys[512] == 25 and math.isnan(ys[544])  # 17 warps x 4,096 registers > 65,536
+    assert any("no launch from 544 threads" in t.get_text() for t in ax.texts)
+    legend_box = ax.get_legend().get_bbox_to_anchor().transformed(ax.transAxes.inverted())
+    assert legend_box.x0 > 1  # outside the axes, so it covers no curve
+    plt.close(ax.figure)
