@@ -26,12 +26,7 @@ LAUNCHES = 1000
 
 
 def main() -> int:
-    if gu.mode != "gpu":
-        print(
-            "This script records GPU measurements, so it needs an NVIDIA GPU (gpu_utils runs in "
-            f"{gu.mode} mode here). Run it on a GPU machine; nothing was written.",
-            file=sys.stderr,
-        )
+    if gu.reference.refuse_without_gpu():
         return 2
     overlap = gu.streams.measure_overlap(N, CHUNKS, streams=3)
     for kind, seconds in overlap["stages_s"].items():

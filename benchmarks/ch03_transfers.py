@@ -23,12 +23,7 @@ SIZES = [2**16, 2**18, 2**20, 2**22, 2**24, 2**26]  # 256 KiB to 256 MiB per arr
 
 
 def main() -> int:
-    if gu.mode != "gpu":
-        print(
-            "This script records GPU measurements, so it needs an NVIDIA GPU (gpu_utils runs in "
-            f"{gu.mode} mode here). Run it on a GPU machine; nothing was written.",
-            file=sys.stderr,
-        )
+    if gu.reference.refuse_without_gpu():
         return 2
     rows = gu.transfers.measure(SIZES, repeat=20)
     for row in rows:

@@ -33,12 +33,7 @@ BLOCK_SHAPES = [(1, 32), (1, 64), (1, 128), (1, 256), (1, 512), (1, 1024), (2, 1
 
 
 def main() -> int:
-    if gu.mode != "gpu":
-        print(
-            "This script records GPU measurements, so it needs an NVIDIA GPU (gpu_utils runs in "
-            f"{gu.mode} mode here). Run it on a GPU machine; nothing was written.",
-            file=sys.stderr,
-        )
+    if gu.reference.refuse_without_gpu():
         return 2
     from numba import cuda
 

@@ -108,14 +108,7 @@ def measure_cpu(op: str, n: int) -> dict:
 
 
 def main() -> int:
-    if gu.mode != "gpu" or gu.backends.torch_device() != "cuda":
-        print(
-            "This script records GPU measurements, so it needs an NVIDIA GPU (gpu_utils runs in "
-            f"{gu.mode} mode here) and a CUDA build of PyTorch "
-            f"(torch sees: {gu.backends.torch_device()}). Run it on a GPU machine; nothing was "
-            "written.",
-            file=sys.stderr,
-        )
+    if gu.reference.refuse_without_gpu(torch_cuda=True):
         return 2
     import torch
 

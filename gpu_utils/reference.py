@@ -59,6 +59,25 @@ def missing(name: str, script: str) -> str:
     )
 
 
+def refuse_without_gpu(*, torch_cuda: bool = False) -> bool:
+    """For a benchmark script: True (after saying why on stderr) when this machine cannot record
+    GPU measurements: no GPU mode, or, with ``torch_cuda``, a PyTorch that does not see CUDA."""
+    from .backends import torch_device
+
+    needs_torch = torch_cuda and torch_device() != "cuda"
+    if runtime.mode == "gpu" and not needs_torch:
+        return False
+    torch_note = (
+        f" and a CUDA build of PyTorch (torch sees: {torch_device()})" if torch_cuda else ""
+    )
+    print(
+        "This script records GPU measurements, so it needs an NVIDIA GPU (gpu_utils runs in "
+        f"{runtime.mode} mode here){torch_note}. Run it on a GPU machine; nothing was written.",
+        file=sys.stderr,
+    )
+    return True
+
+
 def save(name: str, results: list | dict, command: str | None = None) -> Path:
     """Record ``results`` measured on this machine's GPU (refuses on the simulator)."""
     if runtime.mode != "gpu":

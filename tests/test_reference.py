@@ -36,3 +36,12 @@ def test_names_cannot_escape_the_data_folder():
 def test_saving_from_the_simulator_is_refused():
     with pytest.raises(RuntimeError, match="real GPU"):
         reference.save("demo", [1])
+
+
+def test_benchmarks_refuse_on_the_simulator_and_say_why(capsys):
+    if gu.mode == "gpu":
+        pytest.skip("on a GPU the scripts record")
+    assert gu.reference.refuse_without_gpu() is True
+    assert "nothing was written" in capsys.readouterr().err
+    assert gu.reference.refuse_without_gpu(torch_cuda=True) is True
+    assert "CUDA build of PyTorch" in capsys.readouterr().err
