@@ -14,7 +14,12 @@ NBINS = 16
     test_every_kernel_exercise_has_its_corpus,
     test_alternative_correct_answers_pass,
     test_wrong_answers_fail_with_their_own_hint,
-) = kernel_table_tests("05_parallel_patterns", ch05.ANSWERS, ch05.CONSTANTS)
+) = kernel_table_tests(
+    "05_parallel_patterns",
+    ch05.ANSWERS,
+    ch05.CONSTANTS,
+    elsewhere=("online_softmax", "attention_tile"),  # test_exercises_ch05_attention.py
+)
 test_the_labs_solution_passes = solution_kernel_tests("05_parallel_patterns")
 
 
@@ -63,4 +68,6 @@ def test_lab_05_exercises_are_registered_in_order():
         "block_scan",
         "histogram_shared",
         "softmax_rows",
+        "online_softmax",
+        "attention_tile",
     ]
