@@ -1,4 +1,4 @@
-"""Time the course's solution kernels on a GPU against the device's measured ceilings (issue 4).
+"""Time the course's solution kernels on a GPU against the device's measured ceilings.
 
     python benchmarks/kernels.py            # every registered kernel, then the stride sweep
     python benchmarks/kernels.py --only transpose_tiled copy_grid_stride
@@ -8,7 +8,7 @@ Ceilings are measured on the same GPU, not taken from datasheets: a large device
 CuPy or PyTorch with TF32 off; 2 n^3 FLOP per n x n product). Each kernel is checked against a
 NumPy result first, then timed with device events (``gu.bench``: warm-up, repeats, median). The
 table gives the median time, the achieved GB/s or GFLOP/s, the percentage of its ceiling and the
-target (issue 4, on an H100-class GPU: copy, transpose and reduction at 80% or more of copy
+target (on an H100-class GPU: copy, transpose and reduction at 80% or more of copy
 bandwidth; tiled fp32 matmul at 50% or more of cuBLAS SGEMM). Results are recorded with
 ``gu.reference.save("kernels", ...)`` and the bandwidth-vs-stride sweep of chapter 04 with
 ``gu.reference.save("memory_stride", ...)``; notebooks show them on the simulator.

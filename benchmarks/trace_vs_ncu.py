@@ -1,4 +1,4 @@
-"""Compare gu.trace's counts with Nsight Compute's for the same kernels (issue 4, chapter 04).
+"""Compare gu.trace's counts with Nsight Compute's for the same kernels (chapter 04).
 
     python benchmarks/trace_vs_ncu.py          # on a GPU machine where `ncu` works
 

@@ -1,4 +1,4 @@
-"""Every registered exercise, of every chapter, answers odd answers with a message (issue 9):
+"""Every registered exercise, of every chapter, answers odd answers with a message:
 None, lists, strings, huge numbers, NaN, functions that raise several exception types, kernels
 with the wrong parameters. No traceback and none of the simulator's internals reach the learner.
 

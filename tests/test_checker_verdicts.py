@@ -1,4 +1,4 @@
-"""The shared checker machinery (issue 9): verdicts a learner can trust and hints keyed to the real
+"""The shared checker machinery: verdicts a learner can trust and hints keyed to the real
 cause, whatever the exercise. Uses vector_add, sum_atomic and stencil_1d of lab 03 as carriers;
 each wrong answer here asserts the words of the generic hint its mistake must get, and that no
 hint for a different mistake is given."""

@@ -332,7 +332,7 @@ def test_cost_model_answers_agree_with_the_cost_model():
     assert run("allreduce_cluster_time", lambda: cluster).passed
 
 
-# --- odd results and stuck rings (issue 9): every path ends in a message ---------------------
+# --- odd results and stuck rings: every path ends in a message ---------------------
 
 
 def gather_returns_list(chunk, rank, world_size):

@@ -1,4 +1,4 @@
-"""A corpus of answers to the kernel exercises of chapters 03-06 (issue 9): for every exercise,
+"""A corpus of answers to the kernel exercises of chapters 03-06: for every exercise,
 alternative correct kernels that must pass and known-wrong kernels of several kinds, each of which
 must fail with the words of its own hint.
 
