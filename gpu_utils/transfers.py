@@ -98,7 +98,9 @@ class HostLink:
         return f"PCIe {self.generation} x{self.lanes}"
 
 
-_B200_HOST = "NVIDIA GB200 NVL72 / HGX B200 datasheet (2024), HGX B200 per-GPU column: 'PCIe Gen5: 128GB/s'"
+_B200_HOST = (
+    "NVIDIA GB200 NVL72 / HGX B200 datasheet (2024), HGX B200 per-GPU column: 'PCIe Gen5: 128GB/s'"
+)
 
 #: Each GPU of ``gu.specs`` and its host link, with the datasheet line that gives it.
 HOST_LINKS: Mapping[str, HostLink] = MappingProxyType(
