@@ -1,6 +1,8 @@
 """Reference measurements: loaded when recorded, refused from the simulator, named safely."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -45,3 +47,17 @@ def test_benchmarks_refuse_on_the_simulator_and_say_why(capsys):
     assert "nothing was written" in capsys.readouterr().err
     assert gu.reference.refuse_without_gpu(torch_cuda=True) is True
     assert "CUDA build of PyTorch" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("script", ["ch03_streams", "ch04_latency"])
+def test_benchmark_scripts_refuse_on_the_simulator(script, root):
+    if gu.mode == "gpu":
+        pytest.skip("on a GPU the scripts record")
+    done = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / f"{script}.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert "needs an NVIDIA GPU" in done.stderr and "nothing was written" in done.stderr
