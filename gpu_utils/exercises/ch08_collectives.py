@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import specs
 from ._numeric import NumericAnswer, numeric_exercise
+from ._ranks import not_started, run_ranks
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 
 CHAPTER = "08_collectives"
@@ -206,7 +207,7 @@ def _deadlock_result(exercise_id: str, n: int, error, answer) -> CheckResult:
         f"With {n} ranks your function had not finished after {error.timeout:g} s, so the "
         "checker stopped it." + (f" Where each rank was: {where}." if where else "")
     )
-    if _not_started(error):
+    if not_started(error):
         return failed(
             exercise_id,
             f"With {n} ranks, the ranks had not even started your function after "
@@ -353,24 +354,20 @@ def _first_wrong(n: int, length: int, rank: int, got, expected) -> str:
     )
 
 
-def _not_started(error) -> bool:
-    """True for a RankTimeout in which no rank had reached the learner's function yet."""
-    texts = [w for w in getattr(error, "where", {}).values() if w]
-    return bool(texts) and all("had not reached" in w for w in texts)
-
-
 def _run_ranks(n: int, exercise_id: str, answer, lengths: list[int]) -> list:
-    """One multi-rank run; on a machine so busy that the ranks had not even started within
-    RUN_TIMEOUT, a second try with four times as long (a deadlock is found in the first)."""
-    from .. import dist
-
-    arguments = (_ring_rank, n, exercise_id, answer, lengths, SEED)
-    try:
-        return dist.run(*arguments, backend="gloo", timeout=RUN_TIMEOUT)
-    except dist.RankTimeout as error:
-        if not _not_started(error):
-            raise
-    return dist.run(*arguments, backend="gloo", timeout=4 * RUN_TIMEOUT)
+    """One multi-rank run; a second, four times as long, when the ranks had not even started
+    (a busy machine: a deadlock is found in the first)."""
+    return run_ranks(
+        _ring_rank,
+        n,
+        exercise_id,
+        answer,
+        lengths,
+        SEED,
+        timeout=RUN_TIMEOUT,
+        slow_timeout=4 * RUN_TIMEOUT,
+        machine_was_slow=not_started,
+    )
 
 
 def _run_ring(exercise_id: str, answer, judge) -> CheckResult | None:

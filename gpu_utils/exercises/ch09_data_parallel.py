@@ -18,6 +18,7 @@ import inspect
 import numpy as np
 
 from ._numeric import NumericAnswer, numeric_exercise
+from ._ranks import run_ranks
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 
 CHAPTER = "09_data_parallel"
@@ -288,12 +289,17 @@ def _run(exercise_id: str, answer, arity: int) -> tuple[int, list] | CheckResult
     results = []
     for n in WORLD_SIZES:
         try:
-            try:
-                outcome = _train(n, exercise_id, answer, RUN_TIMEOUT)
-            except dist.RankTimeout as error:
-                if any("waiting in dist." in where for where in error.where.values()):
-                    raise
-                outcome = _train(n, exercise_id, answer, SLOW_TIMEOUT)  # a busy machine
+            outcome = run_ranks(
+                _train_rank,
+                n,
+                exercise_id,
+                answer,
+                STEPS,
+                SEED,
+                BUCKET_BYTES,
+                timeout=RUN_TIMEOUT,
+                slow_timeout=SLOW_TIMEOUT,
+            )
         except (dist.RankError, dist.RankTimeout) as error:
             return _error_result(exercise_id, n, error, answer)
         except dist.DistError as error:
@@ -304,22 +310,6 @@ def _run(exercise_id: str, answer, arity: int) -> tuple[int, list] | CheckResult
             )
         results.append((n, outcome))
     return results
-
-
-def _train(n: int, exercise_id: str, answer, timeout: float) -> list:
-    from .. import dist
-
-    return dist.run(
-        _train_rank,
-        n,
-        exercise_id,
-        answer,
-        STEPS,
-        SEED,
-        BUCKET_BYTES,
-        backend="gloo",
-        timeout=timeout,
-    )
 
 
 def _gradient_problem(exercise_id: str, n: int, outcome: list[dict]) -> CheckResult | None:

@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import pipeline, specs
 from ._numeric import NumericAnswer, numeric_exercise
+from ._ranks import run_ranks
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 
 CHAPTER = "10_model_parallel"
@@ -234,23 +235,6 @@ def _nothing(rank, world_size):
     return None
 
 
-def _run_once(rank_fn, n: int, args: tuple):
-    """``gu.dist.run``, run again when the machine, not the code, was at fault: a port taken
-    between its choice and its use, or ranks too slow to start (or to finish) within
-    RUN_TIMEOUT while none of them waited in a collective."""
-    from .. import dist
-
-    try:
-        return dist.run(rank_fn, n, *args, backend="gloo", timeout=RUN_TIMEOUT)
-    except dist.RankError as error:
-        if "EADDRINUSE" not in str(error):
-            raise
-    except dist.RankTimeout as error:
-        if any(where.startswith("waiting in dist.") for where in error.where.values()):
-            raise
-    return dist.run(rank_fn, n, *args, backend="gloo", timeout=SLOW_TIMEOUT)
-
-
 def _run(exercise_id, rank_fn, judge, *args) -> CheckResult | None:
     """Run ``rank_fn`` on each world size and judge its outcome at once; the first problem."""
     from .. import dist
@@ -261,7 +245,7 @@ def _run(exercise_id, rank_fn, judge, *args) -> CheckResult | None:
         dist.run(_nothing, 1, backend="gloo", timeout=START_TIMEOUT)
     for n in WORLD_SIZES:
         try:
-            outcome = _run_once(rank_fn, n, args)
+            outcome = run_ranks(rank_fn, n, *args, timeout=RUN_TIMEOUT, slow_timeout=SLOW_TIMEOUT)
         except (dist.RankError, dist.RankTimeout) as error:
             return _error_result(exercise_id, n, error)
         except dist.DistError as error:
