@@ -30,6 +30,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from . import runtime
+from ._child import start_child
 from ._dist_launcher import DEVICE_VARIABLE, Job, kill_group
 from .pickling import dumps
 
@@ -182,29 +183,9 @@ _lock = threading.Lock()
 
 
 def _start_launcher() -> _Launcher:
-    request_read, request_write = os.pipe()
-    result_read, result_write = os.pipe()
-    env = dict(os.environ, GPU_COURSE_MODE=runtime.mode)  # no CUDA probe in the launcher
-    env.pop("NUMBA_ENABLE_CUDASIM", None)
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gpu_utils._dist_launcher",
-            "serve",
-            str(request_read),
-            str(result_write),
-        ],
-        pass_fds=(request_read, result_write),
-        stdin=subprocess.DEVNULL,
-        env=env,
-    )
-    os.close(request_read)
-    os.close(result_write)
+    # GPU_COURSE_MODE: no CUDA probe in the launcher
     return _Launcher(
-        process,
-        Connection(request_write, readable=False),
-        Connection(result_read, writable=False),
+        *start_child(["-m", "gpu_utils._dist_launcher", "serve"], GPU_COURSE_MODE=runtime.mode)
     )
 
 

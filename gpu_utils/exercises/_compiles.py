@@ -12,14 +12,13 @@ from __future__ import annotations
 import ast
 import atexit
 import inspect
-import os
 import re
 import subprocess
-import sys
 import textwrap
 import threading
 from multiprocessing.connection import Connection
 
+from .._child import start_child
 from ..pickling import dumps
 
 #: Seconds one compilation may take (the first includes numba's import).
@@ -69,22 +68,7 @@ def warm_up() -> None:
 
 
 def _start() -> tuple[subprocess.Popen, Connection, Connection]:
-    request_read, request_write = os.pipe()
-    result_read, result_write = os.pipe()
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    process = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(request_read), str(result_write)],
-        pass_fds=(request_read, result_write),
-        stdin=subprocess.DEVNULL,
-        env=env,
-    )
-    os.close(request_read)
-    os.close(result_write)
-    return (
-        process,
-        Connection(request_write, readable=False),
-        Connection(result_read, writable=False),
-    )
+    return start_child(["-c", _CHILD])
 
 
 def shutdown() -> None:

@@ -8,12 +8,11 @@ is stopped by ending the worker; the notebook's own state is never touched.
 from __future__ import annotations
 
 import atexit
-import os
 import subprocess
-import sys
 import threading
 from multiprocessing.connection import Connection
 
+from .._child import start_child
 from ._registry import CheckResult
 
 #: A check's limit is processor time; on the clock it may take this many times longer.
@@ -25,24 +24,8 @@ _lock = threading.Lock()
 
 
 def _start(mode: str) -> tuple[subprocess.Popen, Connection, Connection]:
-    """Start ``python -m gpu_utils.exercises._worker`` with two private pipes and its own mode."""
-    request_read, request_write = os.pipe()
-    result_read, result_write = os.pipe()
-    env = dict(os.environ, GPU_COURSE_MODE=mode)  # read by the worker's `import gpu_utils`
-    env.pop("NUMBA_ENABLE_CUDASIM", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gpu_utils.exercises._worker", str(request_read), str(result_write)],
-        pass_fds=(request_read, result_write),
-        stdin=subprocess.DEVNULL,
-        env=env,
-    )
-    os.close(request_read)
-    os.close(result_write)
-    return (
-        process,
-        Connection(request_write, readable=False),
-        Connection(result_read, writable=False),
-    )
+    """Start ``python -m gpu_utils.exercises._worker`` in its own mode."""
+    return start_child(["-m", "gpu_utils.exercises._worker"], GPU_COURSE_MODE=mode)
 
 
 def _stop(mode: str) -> None:
