@@ -319,13 +319,13 @@ def kernel_exercise(
                 "needs them).",
             )
         nothing = _wrote_nothing(case, outputs, function, output_names)
-        if nothing:
-            advice = nothing[1] or hint(case, compare(case, outputs, output_names))
-            return failed(id, f"With {case.label}: {nothing[0]}", advice)
+        if nothing and nothing[1]:  # no assignment to the output, or a return: that is the cause
+            return failed(id, f"With {case.label}: {nothing[0]}", nothing[1])
         mismatch = compare(case, outputs, output_names)
         if mismatch:
-            what = f"With {case.label}: {mismatch.describe()}"
+            what = f"With {case.label}: {nothing[0] if nothing else mismatch.describe()}"
             advice = hint(case, mismatch)
+            # a race can write NaN too (a read of shared memory nothing had written yet)
             report = _trace_of(kernel, case) if check_races and tracing() else None
             if report is not None and report.divergent_barriers:  # the likelier cause: first
                 what += "\nAlso, " + _divergent_text(report.divergent_barriers)
@@ -505,7 +505,9 @@ def _assigns_to(function, names: Sequence[str]) -> bool:
 
 
 def _wrote_nothing(case: Case, outputs, function, output_names) -> tuple[str, str] | None:
-    """(what, hint) when no output element was written at all; hint "" leaves the exercise's."""
+    """(what, hint) when every output element is still NaN. The hint names the cause when the
+    source shows it (a return, no assignment to the output); otherwise it is "" and the
+    exercise's hint stands, as NaN may also have been written (a race on shared memory)."""
     expected_somewhere = [~np.isnan(e) for e in case.expected]
     if not any(m.any() for m in expected_somewhere):
         return None
@@ -529,7 +531,10 @@ def _wrote_nothing(case: Case, outputs, function, output_names) -> tuple[str, st
             f"assign each result to an element of the output, `{mine[0]}[i] = ...`: assigning "
             "to a plain name, or returning, does not change the array the checker passed."
         )
-    return what, ""
+    return (
+        f"every element of {names} is NaN after the launch (the checker fills outputs with NaN "
+        "before it): no thread wrote, or every thread wrote a NaN."
+    ), ""
 
 
 def _documented_arguments(signature: str) -> list[str]:
