@@ -7,6 +7,11 @@ each CUDA thread is a Python thread. Arrays are wrapped so that each element acc
 record to its thread's log; ``syncthreads`` uses a real barrier (an exited thread no longer counts),
 so it costs microseconds rather than the simulator's tens of milliseconds.
 
+The first exception stops the launch and is raised, as a launch on the simulator does. With
+``run(..., keep_going=True)`` (``gu.viz.thread_map``, chapter 03) a thread's exception ends that
+thread only: it is kept as the thread's ``failure``, the thread counts as exited for barriers and
+warp intrinsics, and every other thread runs on.
+
 What orders two accesses of one block is recorded with each access: the number of ``syncthreads``
 passed, and a vector clock of the warp's ``syncwarp`` barriers (each ``syncwarp(mask)`` merges
 the clocks of the lanes in its mask only, so it orders those lanes and no others). Atomics return
@@ -247,7 +252,8 @@ class TraceThread(threading.Thread):
         self.thread_id = thread_index[0] + bx * (thread_index[1] + by * thread_index[2])
         self.syncthreads_blocked = False
         self.abort = False
-        self.exception: tuple[BaseException, object] | None = None
+        self.exception: tuple[BaseException, object] | None = None  # raised by BlockRun.run
+        self.failure: Exception | None = None  # with keep_going: ended this thread only
         self.records: list[tuple] = []
         self.occurrences: dict = {}
         self.lane = self.thread_id % warp.WARP_SIZE
@@ -269,15 +275,18 @@ class TraceThread(threading.Thread):
                 sys.settrace(self._tracer)
             block.function(*block.args)
         except Exception as error:
-            tid = f"tid={list(self.threadIdx)}"
-            ctaid = f"ctaid={list(self.blockIdx)}"
-            message = f"{tid} {ctaid}: {error}" if str(error) else f"{tid} {ctaid}"
-            try:
-                renamed = type(error)(message)
-            except Exception:
-                renamed = RuntimeError(f"{type(error).__name__}: {message}")
-            self.exception = (renamed, sys.exc_info()[2])
-            block.fail()
+            if block.keep_going:
+                self.failure = error  # ends this thread only: to the others it has exited
+            else:
+                tid = f"tid={list(self.threadIdx)}"
+                ctaid = f"ctaid={list(self.blockIdx)}"
+                message = f"{tid} {ctaid}: {error}" if str(error) else f"{tid} {ctaid}"
+                try:
+                    renamed = type(error)(message)
+                except Exception:
+                    renamed = RuntimeError(f"{type(error).__name__}: {message}")
+                self.exception = (renamed, sys.exc_info()[2])
+                block.fail()
         except warp.LaunchStopped:
             self._gu_stopped = True  # another thread's error ends the launch; stop quietly
         finally:
@@ -354,7 +363,9 @@ _SIMULATOR_DIR = os.path.join("numba", "cuda", "simulator")
 class BlockRun:
     """Runs one block's threads to completion (the trace's replacement for BlockManager)."""
 
-    def __init__(self, function, args, block_dim, recorder: Recorder, trace_code=None) -> None:
+    def __init__(
+        self, function, args, block_dim, recorder: Recorder, trace_code=None, keep_going=False
+    ) -> None:
         self.function = function
         self.args = args
         self.block_dim = tuple(block_dim)
@@ -363,6 +374,7 @@ class BlockRun:
         self.barrier = BlockBarrier(int(np.prod(self.block_dim)))
         self.recorder = recorder
         self.trace_code = trace_code
+        self.keep_going = keep_going
         self.threads: list[TraceThread] = []
 
     def fail(self) -> None:
@@ -696,10 +708,14 @@ def run(
     on_block: Callable[[tuple[int, ...], list[TraceThread]], None],
     dynshared_size: int = 0,
     divergence: bool = True,
+    keep_going: bool = False,
 ) -> tuple[Callable, tuple, tuple]:
     """Run ``kernel`` block by block, handing each finished block's threads to ``on_block``.
 
-    Returns the kernel's Python function and the normalised grid and block dimensions.
+    Returns the kernel's Python function and the normalised grid and block dimensions. The first
+    exception in a thread stops the launch and is raised; with ``keep_going=True`` it ends only
+    that thread, is kept as its ``failure`` (None for a thread that finished), and every thread
+    of the grid still runs.
     """
     warp.install()  # also warns when numba-cuda is not the tested release
     from numba.cuda.errors import normalize_kernel_dimensions
@@ -724,6 +740,6 @@ def run(
         _device_functions_simulated(function),
     ):
         for block_index in np.ndindex(*grid_dim):
-            block = BlockRun(function, traced_args, block_dim, recorder, trace_code)
+            block = BlockRun(function, traced_args, block_dim, recorder, trace_code, keep_going)
             on_block(block_index, block.run(block_index))
     return function, tuple(grid_dim), tuple(block_dim)

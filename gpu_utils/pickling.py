@@ -1,6 +1,6 @@
 """Send a learner's function or kernel to another Python process.
 
-The exercise checker, ``gu.dist``, ``gu.ptx`` and ``gu.viz`` all run learners' code in a fresh
+The exercise checker, ``gu.dist`` and ``gu.ptx`` all run learners' code in a fresh
 interpreter. Functions defined in a notebook, a test file or a script cannot be imported there by
 name, so :func:`dumps` sends them, and everything they use from their own module, by value with
 cloudpickle; installed packages still travel by reference.

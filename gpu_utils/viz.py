@@ -6,34 +6,25 @@ draws each array the kernel wrote to, coloured by the writer's block and annotat
 writer's thread index, with unwritten elements left blank and elements written by more than one
 thread marked in red: a wrong index shows up as a wrong pattern at a glance.
 
-It always runs on the simulator, because only there can every single store be observed. In GPU
-mode it starts a simulator in a separate process (a second or two), since a process that has
-loaded Numba for the GPU cannot simulate. The learner's arrays are never modified: the kernel runs
-on copies. Launches are limited to :data:`MAX_THREADS` threads, as the simulator runs about ten
-thousand threads per second.
-
-How recording works: the simulator hands a kernel its arrays as NumPy arrays of the same class as
-the ones it was given. Each array argument is passed as an instance of a private ``ndarray``
-subclass whose ``__setitem__`` notes the simulator thread's ``blockIdx`` and ``threadIdx`` before
-storing. Atomics (``cuda.atomic.add``) store through the same path, so they are recorded too.
+It always runs on the simulator, because only there can every single store be observed, and in
+this process in either mode: it runs the kernel through the engine of :mod:`gpu_utils.trace`
+(:mod:`gpu_utils._trace_run`), which swaps in its own simulated ``cuda`` module and logs every
+element access of every thread, atomics included. Only stores to the array arguments count here.
+The engine's ``keep_going`` option lets every other thread run on when one raises, as on a GPU,
+so the report on failing threads does not depend on which one ran first. The learner's arrays are
+never modified: the kernel runs on copies. Launches are limited to :data:`MAX_THREADS` threads, as
+the simulator runs about ten thousand threads per second.
 """
 
 from __future__ import annotations
 
 import inspect
 import math
-import os
-import pickle
-import subprocess
-import sys
-import tempfile
-import threading
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from . import runtime
+from . import _trace_run as engine
 
 __all__ = [
     "MAX_THREADS",
@@ -44,47 +35,12 @@ __all__ = [
 
 #: The largest launch thread_map accepts: about one to two seconds on the simulator.
 MAX_THREADS = 16_384
-#: Seconds the simulator process of GPU mode may take.
-SUBPROCESS_TIMEOUT = 120
 
 Dim = tuple[int, int, int]
-Write = tuple[np.ndarray, Dim, Dim]  # flat indices stored to, blockIdx, threadIdx
+Failure = tuple[Dim, Dim, str, str]  # blockIdx, threadIdx, exception type, message
 
 
 # --- recording ----------------------------------------------------------------------------------
-
-
-class _Recorded(np.ndarray):
-    """An ndarray that logs every store made from a simulator thread (one subclass per array)."""
-
-    log: list[Write]
-
-    def __array_finalize__(self, obj) -> None:
-        self._flat = getattr(obj, "_flat", None)  # flat indices into the whole argument
-
-    def _positions(self) -> np.ndarray:
-        if self._flat is None:
-            self._flat = np.arange(self.size).reshape(self.shape)
-        return self._flat
-
-    def __getitem__(self, index):
-        result = super().__getitem__(index)
-        if isinstance(result, _Recorded):  # a slice: keep track of where its elements live
-            result._flat = self._positions()[index]
-        return result
-
-    def __setitem__(self, index, value) -> None:
-        thread = threading.current_thread()
-        block = getattr(thread, "blockIdx", None)
-        if block is not None:  # a simulated CUDA thread (copies made by the host are not logged)
-            touched = np.atleast_1d(self._positions()[index]).ravel()
-            self.log.append((touched, tuple(block), tuple(thread.threadIdx)))
-        super().__setitem__(index, value)
-
-
-def _recorded_copy(array: np.ndarray) -> _Recorded:
-    cls = type("Recorded", (_Recorded,), {"log": []})
-    return np.array(array, copy=True).view(cls)
 
 
 def _dim3(dim: int | tuple[int, ...]) -> Dim:
@@ -96,36 +52,59 @@ def _dim3(dim: int | tuple[int, ...]) -> Dim:
     return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
 
 
-def _host_array(arg: object) -> object:
-    """NumPy arrays for array-like arguments (device arrays are copied back); scalars unchanged."""
+def _launch_copy(arg: object) -> object:
+    """A C-ordered NumPy copy of an array argument (device arrays via the host); scalars as is."""
     if hasattr(arg, "copy_to_host"):
-        return arg.copy_to_host()
-    return arg
+        arg = arg.copy_to_host()
+    return np.array(arg, order="C") if isinstance(arg, np.ndarray) else arg
 
 
-Failure = tuple[Dim, Dim, str, str]  # blockIdx, threadIdx, exception type, message
+def _record(py_func, griddim: Dim, blockdim: Dim, args: tuple) -> tuple[dict, list[Failure]]:
+    """Run the kernel on copies of ``args`` through the trace engine, in this process.
 
+    Returns, per array argument's position, its shape and its stores as an (n, 2) array of (flat
+    element index, global thread id); and the failures of the threads that raised.
+    """
+    copies = [_launch_copy(a) for a in args]
+    # the engine wraps each array of more than 0 dimensions; copies never share memory, so each
+    # is its own allocation ("root"), numbered in argument order
+    positions = [k for k, a in enumerate(copies) if isinstance(a, np.ndarray) and a.ndim > 0]
+    stores: dict[int, list[tuple[int, int]]] = {k: [] for k in positions}
+    failures: list[Failure] = []
+    per_block = math.prod(blockdim)
 
-def _catching_kernel(py_func, failures: list[Failure]):
-    """A simulator kernel that runs ``py_func`` in every thread and notes, instead of raising,
-    the exception of each thread that fails, so that every other thread still runs (as on a GPU,
-    where a bad index does not stop the rest of the grid) and the report does not depend on
-    which failing thread the simulator happened to notice first."""
-    from numba import cuda
+    def on_block(block_index, threads) -> None:
+        for thread in threads:
+            block, index = tuple(thread.blockIdx), tuple(thread.threadIdx)
+            gid = _linear(block, griddim) * per_block + thread.thread_id
+            for r in thread.records:
+                if r[engine.KIND] == engine.STORE and r[engine.SPACE] == engine.GLOBAL:
+                    position = positions[r[engine.ROOT]]
+                    size = copies[position].itemsize
+                    start, end = r[engine.OFFSET], r[engine.OFFSET] + r[engine.NBYTES]
+                    stores[position] += [
+                        (e, gid) for e in range(start // size, (end - 1) // size + 1)
+                    ]
+            if thread.failure is not None:
+                error = thread.failure
+                first = (str(error).strip().splitlines() or [""])[0]
+                failures.append((block, index, type(error).__name__, first))
 
-    body = cuda.jit(device=True)(py_func)  # called from a kernel, it sees the simulated `cuda`
-
-    def kernel(*args):
-        try:
-            body(*args)
-        except Exception as error:
-            thread = threading.current_thread()
-            first = (str(error).strip().splitlines() or [""])[0]
-            failures.append(
-                (tuple(thread.blockIdx), tuple(thread.threadIdx), type(error).__name__, first)
-            )
-
-    return cuda.jit(kernel)
+    engine.run(
+        py_func,
+        griddim,
+        blockdim,
+        copies,
+        recorder=engine.Recorder(),
+        on_block=on_block,
+        divergence=False,
+        keep_going=True,
+    )
+    logs = {
+        k: (copies[k].shape, np.array(pairs, dtype=np.int64).reshape(-1, 2))
+        for k, pairs in stores.items()
+    }
+    return logs, failures
 
 
 def _explain(failures: list[Failure], griddim: Dim, blockdim: Dim) -> str | None:
@@ -151,55 +130,6 @@ def _explain(failures: list[Failure], griddim: Dim, blockdim: Dim) -> str | None
             "threads outside the data do nothing"
         )
     return text + "."
-
-
-def _record(py_func, griddim: Dim, blockdim: Dim, args: tuple) -> tuple[dict, str | None]:
-    """Run the kernel on the simulator (this process must be in simulator mode); raw write logs."""
-    if runtime.mode != "simulator":
-        raise RuntimeError("recording needs a process in simulator mode")
-    launch_args = [
-        _recorded_copy(a) if isinstance(a, np.ndarray) and a.ndim > 0 else a for a in args
-    ]
-    failures: list[Failure] = []
-    _catching_kernel(py_func, failures)[griddim, blockdim](*launch_args)
-    logs = {
-        position: (a.shape, list(type(a).log))
-        for position, a in enumerate(launch_args)
-        if isinstance(a, _Recorded)
-    }
-    return logs, _explain(failures, griddim, blockdim)
-
-
-def _record_in_simulator_process(py_func, griddim: Dim, blockdim: Dim, args: tuple):
-    """Run :func:`_record` in a fresh ``python -m gpu_utils.viz`` forced into simulator mode."""
-    from .pickling import dumps
-
-    with tempfile.TemporaryDirectory() as scratch:
-        request, answer = Path(scratch, "request.pkl"), Path(scratch, "answer.pkl")
-        request.write_bytes(pickle.dumps((dumps(py_func), griddim, blockdim, args)))
-        env = dict(os.environ, GPU_COURSE_MODE="simulator")
-        env.pop("NUMBA_ENABLE_CUDASIM", None)  # gpu_utils sets it from GPU_COURSE_MODE
-        try:
-            done = subprocess.run(
-                [sys.executable, "-m", "gpu_utils.viz", str(request), str(answer)],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=SUBPROCESS_TIMEOUT,
-            )
-        except subprocess.TimeoutExpired:
-            raise RuntimeError(
-                f"the kernel was still running on the simulator after {SUBPROCESS_TIMEOUT} s: "
-                "look for a loop that never ends, or draw the map for a smaller launch"
-            ) from None
-        if done.stdout:
-            print(done.stdout, end="")  # the kernel's own prints
-        if done.returncode != 0 or not answer.exists():
-            raise RuntimeError(
-                "thread_map's simulator process failed; its last lines were:\n"
-                + "\n".join(done.stderr.strip().splitlines()[-5:])
-            )
-        return pickle.loads(answer.read_bytes())
 
 
 # --- results ------------------------------------------------------------------------------------
@@ -317,17 +247,13 @@ def _linear(dim: tuple[int, ...], extent: Dim) -> int:
     return x + extent[0] * (y + extent[1] * z)
 
 
-def _write_map(name: str, position: int, shape, log: list[Write], griddim, blockdim) -> WriteMap:
-    size = int(np.prod(shape))
-    writes = np.zeros(size, dtype=np.int64)
+def _write_map(name: str, position: int, shape, stores: np.ndarray, griddim, blockdim) -> WriteMap:
+    """``stores``: one row (flat element index, global thread id) per element stored."""
+    size = math.prod(shape)
+    writes = np.bincount(stores[:, 0], minlength=size)
+    writers = np.bincount(np.unique(stores, axis=0)[:, 0], minlength=size)
     first = np.full(size, np.iinfo(np.int64).max, dtype=np.int64)  # lowest global thread id
-    per_element: list[set[int]] = [set() for _ in range(size)]
-    for touched, block, thread in log:
-        gid = _linear(block, griddim) * math.prod(blockdim) + _linear(thread, blockdim)
-        np.add.at(writes, touched, 1)
-        for index in touched:
-            per_element[index].add(gid)
-        first[touched] = np.minimum(first[touched], gid)
+    np.minimum.at(first, stores[:, 0], stores[:, 1])
     block = np.full((size, 3), -1, dtype=np.int64)
     thread = np.full((size, 3), -1, dtype=np.int64)
     written = writes > 0
@@ -337,7 +263,6 @@ def _write_map(name: str, position: int, shape, log: list[Write], griddim, block
         out[written, 0] = ids % extent[0]
         out[written, 1] = (ids // extent[0]) % extent[1]
         out[written, 2] = ids // (extent[0] * extent[1])
-    writers = np.array([len(s) for s in per_element], dtype=np.int64)
     return WriteMap(
         name=name,
         position=position,
@@ -378,23 +303,19 @@ def thread_map(kernel, griddim, blockdim, *args, plot: bool = True) -> ThreadMap
             f"(about 10,000 per second), so it accepts at most {MAX_THREADS:,}. Draw the map for a "
             "smaller problem: the pattern is the same."
         )
-    host_args = tuple(_host_array(a) for a in args)
-    if runtime.mode == "simulator":
-        logs, error = _record(py_func, grid, block, host_args)
-    else:
-        logs, error = _record_in_simulator_process(py_func, grid, block, host_args)
+    logs, failures = _record(py_func, grid, block, args)
     names = _argument_names(py_func, len(args))
     arrays = tuple(
-        _write_map(names[position], position, shape, log, grid, block)
-        for position, (shape, log) in logs.items()
-        if log
+        _write_map(names[position], position, shape, stores, grid, block)
+        for position, (shape, stores) in logs.items()
+        if len(stores)
     )
     result = ThreadMap(
         kernel=getattr(py_func, "__name__", "kernel"),
         griddim=grid,
         blockdim=block,
         arrays=arrays,
-        error=error,
+        error=_explain(failures, grid, block),
     )
     if plot and arrays:
         import matplotlib.pyplot as plt
@@ -552,17 +473,3 @@ def _plot(result: ThreadMap, max_annotated: int):
         heading += "; some threads failed (see the summary)"
     fig.suptitle(heading, fontsize=9)
     return fig
-
-
-# --- transfers (gu.transfers) ---------------------------------------------------------------
-
-
-def _serve(request: str, answer: str) -> None:
-    """Entry point of the simulator process started by :func:`_record_in_simulator_process`."""
-    payload, griddim, blockdim, args = pickle.loads(Path(request).read_bytes())
-    py_func = pickle.loads(payload)
-    Path(answer).write_bytes(pickle.dumps(_record(py_func, griddim, blockdim, args)))
-
-
-if __name__ == "__main__":
-    _serve(sys.argv[1], sys.argv[2])

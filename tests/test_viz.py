@@ -1,12 +1,15 @@
 """gu.viz.thread_map: who wrote what, for correct and known-wrong kernels (chapter 03)."""
 
+import os
+import subprocess
+import sys
+
 import matplotlib
 import numpy as np
 import pytest
 from numba import cuda
 
 import gpu_utils as gu
-from gpu_utils import viz
 
 matplotlib.use("Agg")
 
@@ -96,6 +99,34 @@ def test_thread_index_only_shows_unwritten_and_shared_elements():
     assert "4 written by more than one thread (first: out[0], by 3 threads)" in text
 
 
+def test_an_off_by_one_guard_leaves_the_last_element_unwritten():
+    @cuda.jit
+    def off_by_one(a, b, out):
+        i = cuda.grid(1)
+        if i < out.size - 1:
+            out[i] = a[i] + b[i]
+
+    result = thread_map(off_by_one, 3, 4, *_vectors(10), plot=False)
+    assert result["out"].unwritten.tolist() == [False] * 9 + [True]
+    assert "1 of 10 elements never written (first: out[9])" in str(result)
+    assert result.error is None
+
+
+def test_stores_are_counted_per_store_and_writers_per_thread():
+    @cuda.jit
+    def zero_then_add(a, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = 0
+            out[i] += a[i]  # the same thread again: two stores, no race
+
+    x = np.ones(12, np.float32)
+    result = thread_map(zero_then_add, 2, 8, x, x.copy(), plot=False)
+    out = result["out"]
+    assert (out.writes == 2).all() and (out.writers == 1).all() and not out.shared.any()
+    assert "each of the 12 elements written by exactly one thread" in str(result)
+
+
 def test_a_missing_guard_is_reported_deterministically_not_raised():
     result = thread_map(vector_add_no_guard, 3, 4, *_vectors(10), plot=False)
     assert (result["out"].writes == 1).all()  # every other thread still ran, as on a GPU
@@ -141,21 +172,72 @@ def test_slice_stores_are_attributed_to_every_element_they_touch():
     assert out.thread[:, 0, 0].tolist() == [0, 1, 2]
 
 
-def test_the_simulator_process_used_in_gpu_mode_records_the_same():
-    args = (*_vectors(10),)
-    grid, block = viz._dim3(3), viz._dim3(4)
-    here = viz._record(vector_add_thread_index_only.py_func, grid, block, args)
-    there = viz._record_in_simulator_process(
-        vector_add_thread_index_only.py_func, grid, block, args
+_GPU_MODE_CHILD = """
+import subprocess
+import numpy as np
+import gpu_utils as gu
+from numba import cuda
+
+subprocess.Popen = None  # thread_map must record in this process, starting none
+
+@cuda.jit
+def vector_add_no_guard(a, b, out):
+    i = cuda.grid(1)
+    out[i] = a[i] + b[i]
+
+a = np.arange(10, dtype=np.float32)
+out = np.full(10, np.nan, dtype=np.float32)
+print(gu.mode, type(vector_add_no_guard).__name__)
+print(gu.viz.thread_map(vector_add_no_guard, 3, 4, a, a + 1, out, plot=False))
+assert np.isnan(out).all()
+"""
+
+
+def test_gpu_mode_records_in_process_with_the_same_result():
+    # GPU mode without a GPU: @cuda.jit makes a real dispatcher, which compiles only when launched
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env["GPU_COURSE_MODE"] = "gpu"
+    child = subprocess.run(
+        [sys.executable, "-c", _GPU_MODE_CHILD],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
-    assert here[1] is None and there[1] is None
-    for position in here[0]:
-        shape_here, log_here = here[0][position]
-        shape_there, log_there = there[0][position]
-        assert shape_here == shape_there
-        assert sorted((t.tolist(), b, th) for t, b, th in log_here) == sorted(
-            (t.tolist(), b, th) for t, b, th in log_there
-        )
+    assert child.returncode == 0, child.stderr
+    mode, summary = child.stdout.split("\n", 1)
+    assert mode == "gpu CUDADispatcher"
+    here = thread_map(vector_add_no_guard, 3, 4, *_vectors(10), plot=False)
+    assert summary.strip() == str(here)
+
+
+def test_other_threads_of_a_failing_block_still_run_past_its_barrier():
+    @cuda.jit
+    def fail_before_barrier(out):
+        i = cuda.threadIdx.x
+        if i % 2 == 1:
+            raise ValueError(f"odd thread {i}")
+        cuda.syncthreads()
+        out[cuda.grid(1)] = i
+
+    result = thread_map(fail_before_barrier, 2, 8, np.zeros(16, np.float32), plot=False)
+    assert result["out"].unwritten.tolist() == [False, True] * 8
+    assert result.error == (
+        "8 threads raised ValueError; the first is thread 1 of block 0: odd thread 1."
+    )
+
+
+def test_the_learners_arrays_are_never_modified_whatever_their_kind_or_layout():
+    a, b, out = _vectors(10)
+    device_out = cuda.to_device(out)
+    result = thread_map(vector_add, 3, 4, a, b, device_out, plot=False)
+    assert (result["out"].writes == 1).all()
+    assert np.isnan(device_out.copy_to_host()).all()
+    x = np.arange(35, dtype=np.float32).reshape(5, 7)
+    fortran = np.asfortranarray(np.zeros_like(x))  # elements are still numbered row by row
+    out = thread_map(copy_2d, (2, 2), (4, 4), x, fortran, plot=False)["out"]
+    assert out.block[4, 6].tolist() == [1, 1, 0] and out.thread[4, 6].tolist() == [2, 0, 0]
+    assert not fortran.any()
 
 
 def test_plot_draws_each_written_array_and_marks_problems():
