@@ -152,7 +152,8 @@ def round_to(x, fmt: str | NumberFormat) -> np.ndarray:
 
     Magnitudes below half the smallest subnormal become (signed) zero; values past the largest
     finite one become infinity, except in E4M3, which has no infinity: there they saturate to
-    +-448, as PyTorch's cast and NVIDIA's ``__nv_cvt_float_to_fp8(..., __NV_SATFINITE, ...)`` do.
+    +-448, as NVIDIA's ``__nv_cvt_float_to_fp8(..., __NV_SATFINITE, ...)`` and PyTorch 2.13's cast
+    do (PyTorch 2.10's cast gives NaN there instead; both seen in tests/test_precision.py).
     (tf32 is rounded to nearest here; hardware that reads fp32 bits as tf32 may truncate instead.)
     """
     f = get(fmt)

@@ -44,11 +44,21 @@ def test_textbook_figures():
     assert precision.get("tf32").max_exponent == precision.get("fp32").max_exponent == 127
 
 
+def _e4m3_cast_gives_nan_past_448():
+    """True on a PyTorch whose cast to float8_e4m3fn turns values past 448 into NaN (2.10 does;
+    2.13 saturates to 448, as round_to and NVIDIA's satfinite conversion do)."""
+    return bool(torch.tensor([1e4]).to(torch.float8_e4m3fn).float().isnan().item())
+
+
 @pytest.mark.parametrize("name", TORCH_FORMATS)
 def test_round_to_matches_a_real_cast(name):
     x = _awkward_values()
     expected = torch.from_numpy(x).to(_torch_dtype(name)).double().numpy()
     got = precision.round_to(x, name)
+    if name == "fp8_e4m3" and _e4m3_cast_gives_nan_past_448():
+        past = np.isnan(expected) & ~np.isnan(x)  # finite or infinite inputs past the range
+        assert (np.abs(x[past]) > 448).all() and (got[past] == np.copysign(448, x[past])).all()
+        expected = np.where(past, got, expected)
     same = (got == expected) | (np.isnan(got) & np.isnan(expected))
     assert same.all(), f"{name}: first differences at {x[~same][:3]}: {got[~same][:3]}"
     assert (np.signbit(got) == np.signbit(expected))[~np.isnan(got)].all()
