@@ -34,7 +34,9 @@ class StubModule(torch.nn.Module):
 
 
 @pytest.mark.parametrize(
-    "answer", [stub, stub_with_docstring_and_bare_raise, stub_kernel, StubModule], ids=repr
+    "answer",
+    [stub, stub_with_docstring_and_bare_raise, stub_kernel, StubModule],
+    ids=["function", "docstring_and_bare_raise", "kernel", "module"],
 )
 def test_stubs_are_recognised(answer):
     assert is_stub(answer)
@@ -74,7 +76,7 @@ def no_source_available():
 @pytest.mark.parametrize(
     "answer",
     [started, raises_something_else, HalfWritten, real_kernel, no_source_available(), 3, None],
-    ids=repr,
+    ids=["started", "other_error", "half_written", "kernel", "no_source", "int", "None"],
 )
 def test_everything_else_is_left_to_the_checker(answer):
     assert not is_stub(answer)
