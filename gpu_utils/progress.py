@@ -1,4 +1,4 @@
-"""Progress for self-paced learners (chapter 00, "Labs and checkers"): ``gu.progress()``.
+"""Progress for self-paced learners (chapter 00, "How labs work"): ``gu.progress()``.
 
 Every exercise a learner passes is recorded, when ``gu.exercises.check`` passes, in a small JSON
 file on the learner's machine: ``~/.gpu-course/progress.json``, or the file named by the

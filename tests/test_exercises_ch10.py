@@ -545,6 +545,7 @@ def test_interleaving_divides_the_bubble_by_v(p, m, v):
         ("pipeline_bubble_share", 7 / 31, 24 / 31, "busy fraction"),
         ("micro_batches_for_bubble", 285, 300, "(p - 1)/m at 5%"),
         ("micro_batches_for_bubble", 285, 284, "m >= 15/0.05 - 15"),
+        ("micro_batches_for_bubble", 285, 304, "the pipeline fills in p - 1 steps"),
         ("interleaved_bubble_share", 7 / 71, 7 / 23, "without interleaving"),
         ("interleaved_bubble_share", 7 / 71, 7 / 64, "relative to the ideal time"),
         ("interleaved_bubble_share", 7 / 71, 7 / 92, "compute time is not"),

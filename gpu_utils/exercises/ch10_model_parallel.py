@@ -1087,6 +1087,10 @@ register(
                     "(p - 1)/(m + p - 1) <= 0.05 instead."
                 ),
                 15 / 0.05 - 16: "solve 15/(m + 15) <= 0.05: m >= 15/0.05 - 15.",
+                16 / 0.05 - 16: (
+                    "that uses p where the bubble has p - 1 steps: the pipeline fills in "
+                    "p - 1 steps, so solve (p - 1)/(m + p - 1) <= 0.05."
+                ),
             },
             hint="(p - 1)/(m + p - 1) <= 0.05  =>  m >= (p - 1)/0.05 - (p - 1).",
         ),

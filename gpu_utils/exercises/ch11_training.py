@@ -1,7 +1,7 @@
 """Exercises of lab 11, the capstone (chapter 11, training in practice): make a slow training
 script fast, one planted problem at a time, without changing what it learns.
 
-The baseline (:func:`baseline_train` and its pieces, shown to the learner in the lab) tokenises
+The baseline (``gu.capstone.baseline_train`` and its pieces, shown to the learner in the lab) tokenises
 in Python on every item with one loader process, materialises the softmax of the full logits to
 take its log, steps an unfused optimizer (a Python loop over parameters), computes in fp32
 everywhere, uses a tiny batch and reads the loss back to the host every step.
@@ -27,66 +27,22 @@ import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
 from .. import gpt, training
+from ..capstone import (
+    LR,
+    MODEL,
+    SEQ_LEN,
+    TINY_BATCH,
+    WEIGHT_DECAY,
+    baseline_loader,
+    baseline_loss,
+    baseline_optimizer,
+    baseline_step,
+)
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 
 CHAPTER = "11_training_in_practice"
-#: The capstone's model: small enough to train on a 2-core CPU in seconds.
-MODEL = {"seq_len": 32, "d_model": 32, "n_layers": 2, "n_heads": 2}
-SEQ_LEN = MODEL["seq_len"]
-LR = 3e-3
-WEIGHT_DECAY = 0.01
-#: The baseline's batch: far too small to keep any processor busy.
-TINY_BATCH = 4
 #: A speed-up below this is "no measurable speed-up" on a shared machine.
 NOISE = 1.1
-
-
-# --- the baseline script (shown in the lab) ---------------------------------------------------
-
-
-def baseline_loader(text: str, batch_size: int = TINY_BATCH, seq_len: int = SEQ_LEN, seed: int = 0):
-    """Tokenises every item in Python, in the training process itself (num_workers=0)."""
-    dataset = training.SlowTokenizingDataset(text, seq_len, repeat=4)
-    return torch.utils.data.DataLoader(
-        dataset,
-        batch_size=batch_size,
-        shuffle=True,
-        generator=torch.Generator().manual_seed(seed),
-        num_workers=0,
-    )
-
-
-def baseline_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy the long way: a full (batch, seq, vocab) softmax kept for backward, then log."""
-    probs = torch.softmax(logits.float(), dim=-1)
-    picked = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-    return -torch.log(picked).mean()
-
-
-def baseline_optimizer(params, lr: float = LR) -> torch.optim.Optimizer:
-    """AdamW stepped one parameter at a time (foreach=False: a Python loop over the tensors)."""
-    return torch.optim.AdamW(params, lr=lr, weight_decay=WEIGHT_DECAY, foreach=False)
-
-
-def baseline_step(model, optimizer, x, y, loss_fn=baseline_loss) -> torch.Tensor:
-    """One step in fp32."""
-    logits, _ = model(x)
-    loss = loss_fn(logits, y)
-    loss.backward()
-    optimizer.step()
-    optimizer.zero_grad()
-    return loss
-
-
-def baseline_train(text: str, steps: int = 30, seed: int = 0) -> list[float]:
-    """The whole slow script: every planted problem at once. Returns the loss of every step."""
-    model = gpt.build(seed=seed, **MODEL)
-    optimizer = baseline_optimizer(model.parameters())
-    losses = []
-    for _, (x, y) in zip(range(steps), baseline_loader(text, seed=seed), strict=False):
-        loss = baseline_step(model, optimizer, x, y)
-        losses.append(loss.item())  # the host waits for the device here, every step
-    return losses
 
 
 # --- shared helpers ---------------------------------------------------------------------------
