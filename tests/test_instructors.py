@@ -7,14 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import build_slides  # instructors/build_slides.py, on the path through pyproject.toml
 import nbformat
 import pytest
 
 from conftest import ROOT
 from gpu_utils import diagnostics, workshop
-
-sys.path.insert(0, str(ROOT / "instructors"))
-import build_slides
 
 
 def test_syllabi_are_up_to_date_with_the_notebooks():
