@@ -148,7 +148,11 @@ def reduce_from_parallel(x):
 
 def all_gather_sequence(x, dim: int = 1):
     """Sequence-parallel f (Korthikanti et al. 2022, sec. 4.2.2): all-gather the sequence
-    (``dim``, 1 for (batch, seq, hidden)) forward, reduce-scatter backward."""
+    (``dim``, 1 for (batch, seq, hidden)) forward, reduce-scatter backward.
+
+    Every rank's piece must be the same length (a sequence the ranks divide, as Megatron-LM
+    requires): with pieces of different lengths the all-gather itself fails (gloo aborts the
+    ranks), before :func:`reduce_scatter_sequence` could say why."""
     return _AllGatherSequence.apply(x, dim)
 
 
