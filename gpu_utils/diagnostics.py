@@ -26,6 +26,7 @@ PACKAGES = (
     "cupy-cuda13x",
     "cupy-cuda12x",
     "torch",
+    "triton",
     "numpy",
     "jupyterlab",
 )

@@ -6,6 +6,15 @@ simulator (``"simulator"``), which runs kernels as Python threads on the CPU. Nu
 that variable *before* anything imports numba. The CUDA driver is probed through ``ctypes``, without
 numba. ``GPU_COURSE_MODE=simulator|gpu`` overrides the choice.
 
+In simulator mode it also sets ``TRITON_INTERPRET=1`` (chapter 12): Triton then runs
+``@triton.jit`` kernels in its interpreter, on the CPU, with torch tensors. Triton reads the
+variable when a kernel is decorated, so it must be set before a notebook defines one; setting it
+here, at ``import gpu_utils``, covers every notebook that imports the package first. In GPU mode
+it removes the variable (as it removes ``NUMBA_ENABLE_CUDASIM``), so that a process started from a
+simulator session does not run the interpreter on a GPU; to debug a kernel in the interpreter on a
+GPU machine, set ``os.environ["TRITON_INTERPRET"] = "1"`` after ``import gpu_utils`` and before
+the kernel's ``@triton.jit``.
+
 This module depends on nothing else in the package (the banner lives in :mod:`gpu_utils.device`,
 and the package's ``__init__`` sets up the simulator's warp intrinsics once the mode is known).
 """
@@ -83,12 +92,17 @@ def _settle() -> tuple[str, str, str | None]:
         warnings.warn(conflict, RuntimeWarning, stacklevel=3)
         numba_config = sys.modules["numba.core.config"]
         actual = "simulator" if getattr(numba_config, "ENABLE_CUDASIM", 0) else "gpu"
-        return actual, why, conflict
-    if wanted == "simulator":
-        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     else:
-        os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
-    return wanted, why, None
+        actual = wanted
+        if actual == "simulator":
+            os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+        else:
+            os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
+    if actual == "simulator":
+        os.environ["TRITON_INTERPRET"] = "1"  # Triton's interpreter: no GPU needed (chapter 12)
+    else:
+        os.environ.pop("TRITON_INTERPRET", None)
+    return actual, why, conflict
 
 
 mode, mode_reason, mode_conflict = _settle()

@@ -28,7 +28,7 @@ def test_doctor_exits_zero_and_names_the_mode():
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"mode: {gu.mode}" in out.stdout
     assert "Verdict: the course runs here" in out.stdout
-    for package in ("numba", "numba-cuda", "torch"):
+    for package in ("numba", "numba-cuda", "torch", "triton"):
         assert f"{package} " in out.stdout
 
 

@@ -93,3 +93,28 @@ def test_environment_yml_agrees_with_the_cuda_12_lock_outside_cuda():
                     f"{name}: environment.yml {version}, cu12 {cu12[name]}"
                 )
     assert "course-cu12.txt" in (ROOT / "environment.yml").read_text()
+
+
+# Chapter 12: the triton each lock's torch requires on Linux, from the torch wheels' metadata on
+# PyPI (torch-2.13.0-cp311-...manylinux_2_28_x86_64.whl: "triton==3.7.1; platform_system ==
+# 'Linux'"; torch-2.10.0: "triton==3.6.0; ..."). A CPU-only torch does not require it, so the
+# locks pin it directly; a new torch pin needs its triton here too.
+TRITON_OF_TORCH = {"2.13.0": "3.7.1", "2.10.0": "3.6.0"}
+
+
+def test_each_lock_pins_the_triton_its_torch_requires():
+    for lock in ("course", "course-cu12"):
+        pins = _pins(f"requirements/{lock}.txt")
+        assert TRITON_OF_TORCH.get(pins["torch"]) == pins["triton"], (
+            f"{lock}.txt: torch {pins['torch']} with triton {pins['triton']}"
+        )
+        assert "triton" in _direct(f"requirements/{lock}.in")
+
+
+def test_numpy_stays_below_2_5_everywhere():
+    # numba-cuda 0.30.4 registers np.row_stack, which numpy 2.5 removed (NVIDIA/numba-cuda#907).
+    for lock in ("course", "course-cu12"):
+        assert "numpy<2.5" in (ROOT / f"requirements/{lock}.in").read_text()
+        major, minor = map(int, _pins(f"requirements/{lock}.txt")["numpy"].split(".")[:2])
+        assert (major, minor) < (2, 5), f"{lock}.txt pins numpy {major}.{minor}"
+    assert '"numpy>=1.26,<2.5"' in (ROOT / "pyproject.toml").read_text()

@@ -116,3 +116,31 @@ def test_the_package_sets_up_the_warp_intrinsics_in_simulator_mode():
     )
     out = _python(code, GPU_COURSE_MODE="simulator")
     assert out.stdout.strip() == "True", out.stderr
+
+
+def test_simulator_mode_runs_triton_in_its_interpreter():
+    code = "import os, gpu_utils; print(os.environ.get('TRITON_INTERPRET'))"
+    assert _python(code, GPU_COURSE_MODE="simulator").stdout.strip() == "1"
+
+
+def test_gpu_mode_leaves_triton_compiling_for_the_gpu():
+    code = "import os, gpu_utils; print(os.environ.get('TRITON_INTERPRET'))"
+    out = _python(code, GPU_COURSE_MODE="gpu", TRITON_INTERPRET="1")
+    assert out.stdout.strip() == "None", out.stderr
+
+
+def test_a_triton_kernel_runs_on_the_cpu_in_simulator_mode():
+    pytest.importorskip("triton")
+    code = """
+import gpu_utils, torch, triton, triton.language as tl
+@triton.jit
+def add(x, y, out, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + i, tl.load(x + i, mask=i < n) + tl.load(y + i, mask=i < n), mask=i < n)
+x = torch.arange(10.0)
+out = torch.full((10,), float("nan"))
+add[(1,)](x, x, out, 10, BLOCK=16)
+print(out.tolist() == (2 * x).tolist())
+"""
+    out = _python(code, GPU_COURSE_MODE="simulator")
+    assert out.stdout.strip() == "True", out.stderr[-2000:]
