@@ -62,14 +62,23 @@ def estimate(path: Path) -> Item:
     return Item(path.relative_to(ROOT).as_posix(), rounded, words, len(code), exercises)
 
 
+#: A chapter's file name: two digits, an optional letter for a chapter inserted between two
+#: others (``08b_pytorch_primer``), an underscore, the topic.
+CHAPTER_NAME = re.compile(r"(\d\d[a-z]?)_\w+\.ipynb")
+
+
+def chapter_notebooks(folder: Path) -> list[Path]:
+    """The chapter notebooks of ``folder`` in course order (08 before 08b before 09)."""
+    return sorted(p for p in folder.glob("*.ipynb") if CHAPTER_NAME.fullmatch(p.name))
+
+
 def course_items() -> list[Item]:
     """Every chapter, then its lab, in order (whatever chapters exist)."""
     items = []
-    for chapter in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for chapter in chapter_notebooks(ROOT / "notebooks"):
+        number = CHAPTER_NAME.fullmatch(chapter.name).group(1)
         items.append(estimate(chapter))
-        items += [
-            estimate(lab) for lab in sorted((ROOT / "labs").glob(f"{chapter.name[:3]}*.ipynb"))
-        ]
+        items += [estimate(lab) for lab in sorted((ROOT / "labs").glob(f"{number}_*.ipynb"))]
     return items
 
 

@@ -22,6 +22,8 @@ import nbformat
 from nbconvert import SlidesExporter
 
 ROOT = Path(__file__).resolve().parent.parent
+#: A chapter's file name: two digits, an optional letter (``08b_pytorch_primer``), the topic.
+CHAPTER_NAME = re.compile(r"\d\d[a-z]?_\w+\.ipynb")
 URLS = {
     "reveal_url_prefix": "reveal.js",
     "reveal_theme": "white",  # its font ships with reveal.js ("simple" fetches Google fonts)
@@ -91,12 +93,17 @@ def copy_assets(assets: Path, out: Path) -> None:
                 shutil.copy2(source, target)
 
 
+def chapters(root: Path = ROOT) -> list[Path]:
+    """The chapter notebooks in course order (08 before 08b before 09)."""
+    return sorted(p for p in (root / "notebooks").glob("*.ipynb") if CHAPTER_NAME.fullmatch(p.name))
+
+
 def main(assets: str, out: str) -> int:
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     copy_assets(Path(assets), out_dir)
     problems = []
-    for chapter in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for chapter in chapters():
         target = convert(chapter, out_dir)
         problems += [f"{target.name}: {ref}" for ref in external_assets(target.read_text())]
         print(f"wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")

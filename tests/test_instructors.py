@@ -23,7 +23,7 @@ def test_syllabi_are_up_to_date_with_the_notebooks():
 def test_each_workshop_fits_its_time_and_the_self_paced_path_has_everything():
     items = workshop.course_items()
     paths = {i.path for i in items}
-    notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
     assert {p.relative_to(ROOT).as_posix() for p in notebooks} <= paths
     assert {f"labs/{p.name}" for p in (ROOT / "labs").glob("*.ipynb")} <= paths
     for _, budget, _ in workshop.FORMATS:
@@ -31,6 +31,31 @@ def test_each_workshop_fits_its_time_and_the_self_paced_path_has_everything():
         assert chosen, "not even chapter 00 fits"
         assert workshop.PREFLIGHT_MINUTES + sum(i.minutes for i in chosen) <= budget
         assert chosen == items[: len(chosen)]  # in course order
+
+
+def test_a_lettered_chapter_sits_between_its_neighbours_with_its_lab(tmp_path, monkeypatch):
+    """08b_... (the PyTorch primer) comes after 08 and its lab, before 09, in the syllabi and
+    the slides; a notebook that is not a chapter is left out."""
+    monkeypatch.setattr(workshop, "ROOT", tmp_path)
+    names = {
+        "notebooks": ["09_c.ipynb", "08b_b.ipynb", "08_a.ipynb", "scratch.ipynb"],
+        "labs": ["09_c_lab.ipynb", "08b_b_lab.ipynb", "08_a_lab.ipynb"],
+    }
+    for folder, files in names.items():
+        (tmp_path / folder).mkdir()
+        for name in files:
+            nbformat.write(nbformat.v4.new_notebook(), tmp_path / folder / name)
+    order = [i.path for i in workshop.course_items()]
+    assert order == [
+        "notebooks/08_a.ipynb",
+        "labs/08_a_lab.ipynb",
+        "notebooks/08b_b.ipynb",
+        "labs/08b_b_lab.ipynb",
+        "notebooks/09_c.ipynb",
+        "labs/09_c_lab.ipynb",
+    ]
+    slides = [p.name for p in build_slides.chapters(tmp_path)]
+    assert slides == ["08_a.ipynb", "08b_b.ipynb", "09_c.ipynb"]
 
 
 def test_estimates_grow_with_prose_code_and_exercises(tmp_path, monkeypatch):
