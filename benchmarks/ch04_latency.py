@@ -5,10 +5,17 @@ Usage, on a machine with an NVIDIA GPU, from the repository root:
     python benchmarks/ch04_latency.py
 
 1. **Pointer chase** (``gu.latency.pointer_chase``): one thread follows a shuffled chain
-   ``i = chain[i]`` through arrays of 16 KiB to 1 GiB. Each load's address is the previous load's
-   value, so the loads cannot overlap and the time per step is the latency of the level the
-   array fits in (L1, L2, DRAM; the largest arrays also miss the TLB). Timed with device events
-   (``gu.bench``: warm-up, median of repeats), divided by the number of steps.
+   ``i = chain[i]`` through arrays of 16 KiB to 1 GiB, one link per 32-byte sector
+   (``gu.latency.chase_chain``). Each load's address is the previous load's value, so the loads
+   cannot overlap and the time per step is the latency of the level that serves them (L1, L2,
+   DRAM; the largest arrays also miss the TLB). One timed run takes
+   ``gu.latency.chase_steps(nbytes, L2)`` steps: every sector of an array smaller than four
+   times the L2, else enough distinct sectors to fill the L2 four times over
+   (``gu.latency.chase_footprint``), and each run starts where the previous one stopped, so no
+   run finds its sectors left in the L2 by the last. (The first H100 run took 65,536 steps from
+   index 0 every time: 2 MiB of sectors, which stayed in the L2, so every size from 1 MiB to 1 GiB
+   measured the L2.) Timed with device events (``gu.bench``: one warm-up, median of
+   ``CHASE_REPEAT``), divided by the number of steps.
 2. **Occupancy vs time** (``gu.latency.READ_KERNELS``): the sum of a 256 MiB float32 array with
    one block per SM of 32 to 1024 threads, then two blocks of 1024, so 1 to 64 resident warps per
    SM, each thread keeping 1 or 4 independent loads in flight. Each result is checked against
@@ -27,7 +34,7 @@ import gpu_utils as gu
 
 NAME = "ch04_latency"
 CHASE_BYTES = [2**14, 2**17, 2**20, 2**22, 2**24, 2**26, 2**28, 2**30]  # 16 KiB .. 1 GiB
-CHASE_STEPS = 1 << 16
+CHASE_REPEAT = 3  # a run through the DRAM sizes takes seconds: 6.5 M steps of about 0.5 us
 READ_N = 1 << 26  # 256 MiB of float32: far beyond any L2 cache
 BLOCK_SHAPES = [(1, 32), (1, 64), (1, 128), (1, 256), (1, 512), (1, 1024), (2, 1024)]
 
@@ -37,12 +44,21 @@ def main() -> int:
         return 2
     from numba import cuda
 
-    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    device = cuda.get_current_device()
+    sms = device.MULTIPROCESSOR_COUNT
+    l2 = device.L2_CACHE_SIZE
     chase = []
     for nbytes in CHASE_BYTES:
-        ns = gu.latency.chase_ns(nbytes, CHASE_STEPS)
-        chase.append({"bytes": nbytes, "ns_per_load": ns})
-        print(f"pointer chase through {nbytes / 2**10:>9,.0f} KiB: {ns:7.1f} ns per load")
+        steps = gu.latency.chase_steps(nbytes, l2)
+        footprint = gu.latency.chase_footprint(nbytes, steps)
+        ns = gu.latency.chase_ns(nbytes, steps, repeat=CHASE_REPEAT)
+        chase.append(
+            {"bytes": nbytes, "steps": steps, "footprint_bytes": footprint, "ns_per_load": ns}
+        )
+        print(
+            f"pointer chase through {nbytes / 2**10:>9,.0f} KiB, {steps:>9,} steps touching "
+            f"{footprint / l2:5.2f} x L2: {ns:7.1f} ns per load"
+        )
     occupancy = []
     for ilp in sorted(gu.latency.READ_KERNELS):
         for blocks_per_sm, threads in BLOCK_SHAPES:
@@ -50,7 +66,13 @@ def main() -> int:
             warps = blocks_per_sm * threads // 32
             occupancy.append({"ilp": ilp, "warps_per_sm": warps, "gb_per_s": gbps})
             print(f"ilp {ilp}, {warps:>2} warps per SM: {gbps:8.1f} GB/s")
-    record = {"sm_count": sms, "read_n": READ_N, "pointer_chase": chase, "occupancy": occupancy}
+    record = {
+        "sm_count": sms,
+        "l2_bytes": l2,
+        "read_n": READ_N,
+        "pointer_chase": chase,
+        "occupancy": occupancy,
+    }
     path = gu.reference.save(NAME, record)
     print(f"wrote {path}")
     return 0

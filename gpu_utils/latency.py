@@ -21,6 +21,13 @@ Usage::
 
 Latencies are arguments, never defaults: they depend on the GPU, the clock and the access
 pattern, and the chapter measures them with a pointer chase (``benchmarks/ch04_latency.py``).
+
+The chase measures the level that holds what one timed run touches, not the array's size: a chase
+of 65,536 steps through 1 GiB touches 65,536 sectors (2 MiB), which stay in a 50 MB L2 between
+repeats, and it measures L2 latency (what the first H100 run recorded). So the benchmark's chase
+(:func:`chase_chain`, :func:`chase_steps`) puts one link in each 32-byte sector, takes enough
+steps that one timed run touches several times the L2 (:func:`chase_footprint`), and starts each
+run where the previous one stopped.
 """
 
 from __future__ import annotations
@@ -39,7 +46,10 @@ __all__ = [
     "READ_KERNELS",
     "bandwidth",
     "bytes_in_flight",
+    "chase_chain",
+    "chase_footprint",
     "chase_ns",
+    "chase_steps",
     "loads_per_thread",
     "pointer_chain",
     "pointer_chase",
@@ -47,6 +57,15 @@ __all__ = [
     "read_ilp1",
     "read_ilp4",
 ]
+
+#: Bytes of one sector, the unit a load moves between DRAM, L2 and L1 (CUDA C++ Best Practices
+#: Guide, "Coalesced Access to Global Memory": "32-byte segments"); a 128-byte cache line holds 4.
+SECTOR_BYTES = 32
+LINE_BYTES = 128
+#: The benchmark's chase touches this many times the L2 in one timed run when the array allows.
+FOOTPRINT_OVER_L2 = 4
+#: Fewest steps of one timed run: enough that the launch cost is small next to the chase.
+MIN_CHASE_STEPS = 1 << 16
 
 CITATION = (
     "J. D. C. Little, 'A proof for the queuing formula L = lambda W', Operations Research "
@@ -118,15 +137,59 @@ def pointer_chain(n: int, *, seed: int = 0, stride: int | None = None):
     return chain
 
 
+def chase_chain(nbytes: int, *, seed: int = 0):
+    """The benchmark's chase array: ``nbytes`` of int64 with one link per 32-byte sector.
+
+    The sectors form one shuffled cycle: element ``4 s`` of sector ``s`` holds the element index
+    of the next sector's link, the other three elements of each sector are never read. Every step
+    therefore lands in a sector the previous steps of this lap have not touched, and a lap visits
+    all ``nbytes // 32`` sectors before any repeats.
+    """
+    per = SECTOR_BYTES // 8
+    if not (isinstance(nbytes, numbers.Integral) and nbytes >= 2 * SECTOR_BYTES):
+        raise ValueError(f"nbytes must be an int of at least {2 * SECTOR_BYTES}, got {nbytes!r}")
+    sectors = int(nbytes) // SECTOR_BYTES
+    chain = np.zeros(sectors * per, dtype=np.int64)
+    chain[::per] = pointer_chain(sectors, seed=seed) * per
+    return chain
+
+
+def chase_footprint(nbytes: int, steps: int) -> int:
+    """Bytes of distinct 32-byte sectors that one timed run of the benchmark's chase touches:
+    ``steps`` links of :func:`chase_chain`, each in its own sector until a lap is complete."""
+    if not (isinstance(nbytes, numbers.Integral) and nbytes >= 2 * SECTOR_BYTES):
+        raise ValueError(f"nbytes must be an int of at least {2 * SECTOR_BYTES}, got {nbytes!r}")
+    if not (isinstance(steps, numbers.Integral) and steps >= 1):
+        raise ValueError(f"steps must be a whole number of at least 1, got {steps!r}")
+    return SECTOR_BYTES * min(int(steps), int(nbytes) // SECTOR_BYTES)
+
+
+def chase_steps(
+    nbytes: int,
+    l2_bytes: int,
+    *,
+    over_l2: int = FOOTPRINT_OVER_L2,
+    min_steps: int = MIN_CHASE_STEPS,
+) -> int:
+    """Steps of one timed run: enough to touch ``over_l2`` times the L2 (``l2_bytes``, e.g.
+    ``gu.specs.get("H100-SXM").l2_bytes``) in distinct sectors, or every sector of an array too
+    small for that, and never fewer than ``min_steps``."""
+    _positive(l2_bytes=l2_bytes, over_l2=over_l2, min_steps=min_steps)
+    sectors = chase_footprint(nbytes, 1 << 62) // SECTOR_BYTES  # every sector of the array
+    wanted = -(-int(over_l2 * l2_bytes) // SECTOR_BYTES)  # ceil
+    return max(int(min_steps), min(sectors, wanted))
+
+
 @cuda.jit
 def pointer_chase(chain, steps, out):
     """One thread follows ``i = chain[i]`` ``steps`` times: every load waits for the previous one.
 
     Launch with one block of one thread; the time per step is the load-to-use latency of wherever
-    ``chain`` lives (L1, L2 or DRAM, depending on its size). ``out[0]`` keeps the final index so
-    that the compiler cannot drop the loop.
+    the steps' loads are served from (L1, L2 or DRAM: see :func:`chase_footprint`). The chase
+    starts at index ``out[0]`` and leaves its final index there, so a second launch continues
+    where the first stopped, and the compiler cannot drop the loop.
     """
-    i = 0
+    i = out[0]
     for _ in range(steps):
         i = chain[i]
     out[0] = i
@@ -163,17 +226,39 @@ def read_ilp4(x, out):
 READ_KERNELS = {1: read_ilp1, 4: read_ilp4}  # independent loads per thread per pass -> kernel
 
 
-def chase_ns(nbytes: int, steps: int, *, repeat: int = 5) -> float:
-    """Nanoseconds per step of a pointer chase through ``nbytes`` of int64 links (checked on its
-    first steps, then timed with ``gu.bench``; on a GPU, device events)."""
-    chain = pointer_chain(max(2, nbytes // 8), seed=0)
+def _device_l2_bytes() -> int:
+    from .device import device_info
+
+    info = device_info()
+    known = info.l2_bytes or (info.spec.l2_bytes if info.spec else None)
+    return int(known or specs.get("H100-SXM").l2_bytes)  # unknown: the largest common L2
+
+
+def chase_ns(
+    nbytes: int,
+    steps: int | None = None,
+    *,
+    repeat: int = 5,
+    warmup: int = 1,
+    l2_bytes: int | None = None,
+) -> float:
+    """Nanoseconds per step of the pointer chase through ``nbytes`` (:func:`chase_chain`).
+
+    ``steps`` per timed run defaults to :func:`chase_steps` for this GPU's L2 (``l2_bytes``
+    overrides it). The first steps are checked on the host, then ``gu.bench`` times ``repeat``
+    runs after ``warmup`` (device events on a GPU); each run starts where the previous stopped.
+    """
+    if steps is None:
+        steps = chase_steps(nbytes, l2_bytes or _device_l2_bytes())
+    chain = chase_chain(nbytes, seed=0)
+    check = min(steps, 1000)
     expected = 0
-    for _ in range(min(steps, 1000)):  # correct first: check the first steps on the host
+    for _ in range(check):  # correct first: check the first steps on the host
         expected = int(chain[expected])
-    d_chain, d_out = cuda.to_device(chain), cuda.device_array(1, dtype=np.int64)
-    pointer_chase[1, 1](d_chain, min(steps, 1000), d_out)
+    d_chain, d_out = cuda.to_device(chain), cuda.to_device(np.zeros(1, dtype=np.int64))
+    pointer_chase[1, 1](d_chain, check, d_out)
     assert int(d_out.copy_to_host()[0]) == expected, "the pointer chase went astray"
-    result = bench(lambda: pointer_chase[1, 1](d_chain, steps, d_out), repeat=repeat)
+    result = bench(lambda: pointer_chase[1, 1](d_chain, steps, d_out), repeat=repeat, warmup=warmup)
     return result.median / steps * 1e9
 
 

@@ -13,5 +13,6 @@ pytestmark = pytest.mark.skipif(gu.mode != "simulator", reason="simulator-side c
 def test_the_measurements_run_and_check_their_results():
     assert ch04_latency.NAME == "ch04_latency"
     assert gu.latency.chase_ns(1024, 20, repeat=1) > 0  # simulator time: only "it ran"
+    assert gu.latency.chase_ns(1024, repeat=1, warmup=0, l2_bytes=64) > 0  # steps from the L2
     for ilp in gu.latency.READ_KERNELS:
         assert gu.latency.read_gbps(1000, 2, 32, ilp) > 0

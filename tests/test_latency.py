@@ -59,7 +59,7 @@ def test_pointer_chain_rejects_a_stride_that_does_not_cycle():
         latency.pointer_chain(1)
 
 
-def test_pointer_chase_follows_the_chain():
+def test_pointer_chase_follows_the_chain_and_continues_where_it_stopped():
     chain = latency.pointer_chain(50, seed=7)
     out = np.zeros(1, dtype=np.int64)
     latency.pointer_chase[1, 1](chain, 13, out)
@@ -67,6 +67,79 @@ def test_pointer_chase_follows_the_chain():
     for _ in range(13):
         i = chain[i]
     assert out[0] == i
+    latency.pointer_chase[1, 1](chain, 5, out)  # the next run starts at out[0], not at 0
+    for _ in range(5):
+        i = chain[i]
+    assert out[0] == i
+
+
+def _walk(chain, start, steps):
+    i, visited = start, []
+    for _ in range(steps):
+        i = int(chain[i])
+        visited.append(i)
+    return visited
+
+
+def test_chase_chain_is_one_shuffled_cycle_with_one_link_per_sector():
+    nbytes = 4096  # 128 sectors of 32 bytes
+    chain = latency.chase_chain(nbytes, seed=1)
+    assert chain.dtype == np.int64 and chain.nbytes == nbytes
+    visited = _walk(chain, 0, nbytes // 32)
+    assert visited[-1] == 0  # back at the start after one lap
+    assert sorted(visited) == list(range(0, nbytes // 8, 4))  # each sector's first element once
+    assert visited[:8] != list(range(4, 36, 4))  # shuffled, not a stream a prefetcher could guess
+    with pytest.raises(ValueError, match="at least 64"):
+        latency.chase_chain(32)
+
+
+@pytest.mark.parametrize(("nbytes", "steps"), [(4096, 50), (4096, 128), (4096, 1000)])
+def test_chase_footprint_counts_the_distinct_sectors_a_run_touches(nbytes, steps):
+    chain = latency.chase_chain(nbytes, seed=2)
+    sectors = {i * 8 // 32 for i in _walk(chain, 0, steps)}
+    assert latency.chase_footprint(nbytes, steps) == 32 * len(sectors)
+    with pytest.raises(ValueError, match="steps must be a whole number"):
+        latency.chase_footprint(nbytes, 0)
+
+
+def test_the_simulated_chase_touches_several_l2s_per_run_and_runs_continue():
+    """The kernel itself on the simulator, scaled down: a 16 KiB array and a pretend 1 KiB L2.
+    Each timed run must touch at least four L2s of distinct sectors and of distinct 128-byte
+    lines, and start where the last run stopped (the old chase restarted at 0 with 65,536 steps
+    and measured the L2 for every size from 1 MiB to 1 GiB on an H100)."""
+    nbytes, l2 = 16 * 1024, 1024
+    steps = latency.chase_steps(nbytes, l2, min_steps=1)
+    assert steps == latency.FOOTPRINT_OVER_L2 * l2 // 32
+    chain = latency.chase_chain(nbytes, seed=0)
+    out = np.zeros(1, dtype=np.int64)
+    starts = []
+    for _ in range(3):
+        starts.append(int(out[0]))
+        latency.pointer_chase[1, 1](chain, steps, out)
+    walk = _walk(chain, 0, 3 * steps)
+    assert starts == [0, walk[steps - 1], walk[2 * steps - 1]] and out[0] == walk[-1]
+    for run in range(3):
+        visited = walk[run * steps : (run + 1) * steps]
+        sectors = {i * 8 // 32 for i in visited}
+        lines = {i * 8 // 128 for i in visited}
+        assert 32 * len(sectors) == latency.chase_footprint(nbytes, steps) >= 4 * l2
+        assert 128 * len(lines) >= 4 * l2
+
+
+def test_the_benchmark_chase_fills_the_h100_l2_four_times_for_dram_sizes():
+    import ch04_latency  # benchmarks/ch04_latency.py, on the path through pyproject.toml
+
+    l2 = gu.specs.get("H100-SXM").l2_bytes
+    dram_sizes = [n for n in ch04_latency.CHASE_BYTES if n >= 256 * 2**20]
+    assert dram_sizes, "the benchmark must chase through arrays of 256 MiB and more"
+    for nbytes in dram_sizes:
+        steps = latency.chase_steps(nbytes, l2)
+        assert latency.chase_footprint(nbytes, steps) >= 4 * l2
+    # the first H100 run's chase: 65,536 steps touched 2 MiB of sectors, inside the L2
+    assert latency.chase_footprint(2**30, 1 << 16) < l2
+    # arrays that fit the L2 are chased whole, at least MIN_CHASE_STEPS steps
+    assert latency.chase_steps(2**14, l2) == latency.MIN_CHASE_STEPS
+    assert latency.chase_footprint(2**24, latency.chase_steps(2**24, l2)) == 2**24
 
 
 @pytest.mark.parametrize("ilp", sorted(latency.READ_KERNELS))
