@@ -14,10 +14,10 @@ CUDA C++ Programming Guide, section "Asynchronous Concurrent Execution":
   device-to-host at the same time, each overlapping kernels ("Concurrent Data Transfers"); with
   one copy engine the two directions share it.
 - The host issues one call at a time; each call (a launch or an asynchronous copy) takes
-  ``launch_overhead`` seconds of host time, a parameter of the model, which a GPU measures
-  (``benchmarks/ch03_streams.py``). A CUDA graph issues the whole recorded sequence with one
-  launch ("CUDA Graphs": definition and instantiation happen once, then each launch submits the
-  whole graph).
+  ``launch_overhead`` seconds of host time (one figure, or one per kind of call), a parameter of
+  the model, which a GPU measures (``benchmarks/ch03_streams.py``; :func:`fit_issue_cost` fits it
+  to a measured run). A CUDA graph issues the whole recorded sequence with one launch ("CUDA
+  Graphs": definition and instantiation happen once, then each launch submits the whole graph).
 
 Each engine (copy in, compute, copy out) runs one operation at a time; whenever it is free it
 starts the earliest-issued operation that is ready. Kernels of different streams that could
@@ -31,6 +31,12 @@ the whole job, the chunks flow through a three-stage pipeline, and the total is
 (:func:`pipeline_time`): the first chunk passes through all three stages (the pipeline fill),
 then the slowest stage delivers one chunk every ``max / k``. One stream gives the sum of all
 three; many chunks approach ``max(t_in, t_c, t_out)``.
+
+That formula has no host in it. On the first H100 run (``reference_data/ch03_streams.json``) the
+job overlapped up to 4 chunks, then got slower with every extra chunk: each chunk's three numba
+calls on array slices cost about 0.3 ms of host time, more than a chunk's copy, so the host set
+the pace. With the issue cost fitted from the same run (:func:`fit_issue_cost`),
+:func:`schedule` follows every row (:func:`predict`).
 """
 
 from __future__ import annotations
@@ -42,7 +48,11 @@ from numba import cuda  # gpu_utils is imported first (gu.streams), so the mode 
 __all__ = [
     "Op",
     "Schedule",
+    "device_stage_times",
+    "fit_issue_cost",
+    "measure_issue",
     "pipeline_time",
+    "predict",
     "schedule",
     "timeline",
     "total_vs_chunks",
@@ -106,17 +116,26 @@ def schedule(
     streams: int = 1,
     copy_engines: int = 2,
     pinned: bool = True,
-    launch_overhead: float = 0.0,
+    launch_overhead: float | dict[str, float] = 0.0,
     graph: bool = False,
 ) -> Schedule:
     """The timeline of the chunked job: whole-job stage times split evenly over ``chunks``.
 
     Calls are issued depth first (chunk 0's copy in, kernel, copy out, then chunk 1's, ...).
+    ``launch_overhead`` is the host time of each call: one figure, or a dict with one per kind
+    (``{"copy in": ..., "kernel": ..., "copy out": ...}``); a graph is one launch, charged the
+    kernel's figure.
     """
+    if isinstance(launch_overhead, dict):
+        if set(launch_overhead) != set(KINDS):
+            raise ValueError(f"launch_overhead: give one figure per kind of call, {list(KINDS)}")
+        cost = {kind: launch_overhead[kind] for kind in KINDS}
+    else:
+        cost = dict.fromkeys(KINDS, launch_overhead)
     for name, value in (("t_in", t_in), ("t_compute", t_compute), ("t_out", t_out)):
         if not value >= 0:
             raise ValueError(f"{name} = {value}: a time must be zero or more")
-    if not launch_overhead >= 0:
+    if not all(value >= 0 for value in cost.values()):
         raise ValueError(f"launch_overhead = {launch_overhead}: must be zero or more")
     if int(chunks) != chunks or chunks < 1 or int(streams) != streams or streams < 1:
         raise ValueError(f"chunks = {chunks}, streams = {streams}: both whole numbers >= 1")
@@ -128,24 +147,23 @@ def schedule(
     free: dict[str, float] = {}  # engine -> when it is next free
     stream_end: dict[int, float] = {}  # stream -> end of its last operation
     ops: list[Op] = []
-    host = launch_overhead if graph else 0.0  # a graph: one launch issues everything
+    host = cost["kernel"] if graph else 0.0  # a graph: one launch issues everything
     if pinned:
         issued = []
-        for _ in calls:
+        for _, kind in calls:
             if not graph:
-                host += launch_overhead
+                host += cost[kind]
             issued.append(host)
-        pending = list(range(len(calls)))
-        while pending:  # list scheduling: the op that can start first (ties: issue order)
+        # in-stream order: only the first unscheduled call of each stream may start next
+        queues = {
+            s: [n for n, (c, _) in enumerate(calls) if c % streams == s] for s in range(streams)
+        }
+        heads = dict.fromkeys(queues, 0)
+        for _ in calls:  # list scheduling: the op that can start first (ties: issue order)
             best = None
-            for n in pending:
-                chunk, kind = calls[n]
-                engine = _engine(kind, copy_engines)
-                stream = chunk % streams
-                # in-stream order: the previous call of this stream must be scheduled already
-                earlier = [m for m in pending if m < n and calls[m][0] % streams == stream]
-                if earlier:
-                    continue
+            ready = sorted((q[heads[s]], s) for s, q in queues.items() if heads[s] < len(q))
+            for n, stream in ready:
+                engine = _engine(calls[n][1], copy_engines)
                 start = max(issued[n], free.get(engine, 0.0), stream_end.get(stream, 0.0))
                 if best is None or start < best[0]:
                     best = (start, n, engine, stream)
@@ -154,12 +172,12 @@ def schedule(
             end = start + per_chunk[kind]
             ops.append(Op(kind, chunk, stream, engine, issued[n], start, end))
             free[engine] = stream_end[stream] = end
-            pending.remove(n)
+            heads[stream] += 1
     else:  # pageable: each copy waits for all earlier work, and the host waits for the copy
         last = 0.0
         for chunk, kind in calls:
             if not graph:
-                host += launch_overhead
+                host += cost[kind]
             engine, stream = _engine(kind, copy_engines), chunk % streams
             start = max(host, free.get(engine, 0.0), stream_end.get(stream, 0.0))
             if kind != "kernel":
@@ -178,6 +196,58 @@ def pipeline_time(t_in: float, t_compute: float, t_out: float, chunks: int) -> f
     (t_in + t_c + t_out) / k + (k - 1) * max(t_in, t_c, t_out) / k."""
     stages = (t_in, t_compute, t_out)
     return sum(stages) / chunks + (chunks - 1) * max(stages) / chunks
+
+
+def device_stage_times(measurement: dict, issue_cost: float) -> tuple[float, float, float]:
+    """The GPU's share of each stage of a :func:`measure_overlap` result: a stage timed alone is
+    one call's host cost followed by the device's work, so ``issue_cost`` comes off each."""
+    return tuple(max(0.0, measurement["stages_s"][kind] - issue_cost) for kind in KINDS)
+
+
+def predict(measurement: dict, issue_cost: float, *, copy_engines: int = 2) -> list[float]:
+    """The model's total for each row of a :func:`measure_overlap` result, with ``issue_cost``
+    seconds of host time per call: :func:`schedule` of :func:`device_stage_times`."""
+    stages = device_stage_times(measurement, issue_cost)
+    return [
+        schedule(
+            *stages,
+            chunks=row["chunks"],
+            streams=row["streams"],
+            copy_engines=copy_engines,
+            launch_overhead=issue_cost,
+        ).total
+        for row in measurement["rows"]
+    ]
+
+
+def fit_issue_cost(measurement: dict, *, copy_engines: int = 2) -> float:
+    """The host cost per call (seconds) that makes :func:`predict` closest to a
+    :func:`measure_overlap` result: the one that minimises the largest relative error over its
+    rows (a search over 0 to the shortest stage, then refined around the best)."""
+    rows = measurement.get("rows") if isinstance(measurement, dict) else None
+    if not rows or "stages_s" not in measurement:
+        raise ValueError(
+            "fit_issue_cost needs a measure_overlap result: a dict with 'stages_s' and 'rows' "
+            "(gu.reference.load('ch03_streams').results['overlap'] is one)"
+        )
+    measured = [row["median_s"] for row in rows]
+
+    def worst(cost: float) -> float:
+        model = predict(measurement, cost, copy_engines=copy_engines)
+        return max(abs(m / t - 1) for m, t in zip(model, measured, strict=True))
+
+    top = min(measurement["stages_s"].values())
+    grid = [top * i / 64 for i in range(65)]
+    best = min(grid, key=worst)
+    low, high = max(0.0, best - top / 64), min(top, best + top / 64)
+    for _ in range(40):  # golden-section search in the bracket around the best grid point
+        a, b = high - 0.618 * (high - low), low + 0.618 * (high - low)
+        if worst(a) <= worst(b):
+            high = b
+        else:
+            low = a
+    refined = (low + high) / 2
+    return refined if worst(refined) <= worst(best) else best
 
 
 def timeline(result: Schedule, *, ax=None, unit: str = "", title: str | None = None):
@@ -364,3 +434,72 @@ def measure_launches(launches: int, *, repeat: int = 10) -> dict:
         "once_s": once_s,
         "per_launch_s": many_s / launches,
     }
+
+
+def measure_issue(n: int, *, calls: int = 32, streams: int = 3, repeat: int = 10) -> dict:
+    """Host seconds per call of each kind, the calls :func:`measure_overlap` makes for ``calls``
+    chunks of ``n`` float32 values (slices of pinned and device arrays), and whether a copy of a
+    pinned slice is asynchronous: the call returns before the copy is done.
+
+    ``host_s_per_call[kind]``: the host's time to issue ``calls`` such calls back to back, before
+    any synchronisation, divided by ``calls`` (median of ``repeat``). ``copies[kind]``: for one
+    copy of half the array, ``returns_s`` (until the call returned) and ``done_s`` (until the
+    copy finished); ``asynchronous`` when it returned in under half of ``done_s``. On the
+    simulator the times mean nothing: only that it ran.
+    """
+    import time
+
+    import numpy as np
+
+    h_in, h_out = cuda.pinned_array(n, np.float32), cuda.pinned_array(n, np.float32)
+    h_in[:] = np.random.default_rng(0).random(n, dtype=np.float32)
+    d_in, d_out = cuda.device_array(n, np.float32), cuda.device_array(n, np.float32)
+    pool = [cuda.stream() for _ in range(streams)]
+    bounds = np.linspace(0, n, calls + 1).astype(int)
+
+    def issue(kind: str, c: int) -> None:
+        a, b, s = bounds[c], bounds[c + 1], pool[c % streams]
+        if kind == "copy in":
+            d_in[a:b].copy_to_device(h_in[a:b], stream=s)
+        elif kind == "kernel":
+            blocks = min(1024, (b - a + THREADS - 1) // THREADS)
+            work[blocks, THREADS, s](d_in[a:b], d_out[a:b], 1)
+        else:
+            d_out[a:b].copy_to_host(h_out[a:b], stream=s)
+
+    def host_time(kind: str) -> float:
+        cuda.synchronize()
+        start = time.perf_counter()
+        for c in range(calls):
+            issue(kind, c)
+        issued = time.perf_counter() - start
+        cuda.synchronize()
+        return issued
+
+    def one_copy(kind: str) -> tuple[float, float]:
+        half, s = n // 2, pool[0]
+        cuda.synchronize()
+        start = time.perf_counter()
+        if kind == "copy in":
+            d_in[:half].copy_to_device(h_in[:half], stream=s)
+        else:
+            d_out[:half].copy_to_host(h_out[:half], stream=s)
+        returned = time.perf_counter() - start
+        s.synchronize()
+        return returned, time.perf_counter() - start
+
+    per_call = {}
+    for kind in KINDS:
+        host_time(kind)  # warm-up (and compilation)
+        per_call[kind] = float(np.median([host_time(kind) for _ in range(repeat)])) / calls
+    h_out[:] = np.nan
+    d_out.copy_to_device(h_in)
+    copies = {}
+    for kind in ("copy in", "copy out"):
+        one_copy(kind)
+        times = np.array([one_copy(kind) for _ in range(repeat)])
+        returns, done = float(np.median(times[:, 0])), float(np.median(times[:, 1]))
+        copies[kind] = {"returns_s": returns, "done_s": done, "asynchronous": returns < done / 2}
+    if not np.array_equal(h_out[: n // 2], h_in[: n // 2]):
+        raise RuntimeError("the pinned copies did not arrive; no time recorded")
+    return {"n": n, "calls": calls, "host_s_per_call": per_call, "copies": copies}

@@ -16,3 +16,7 @@ def test_the_measurements_run_and_check_their_results():
     assert [row["chunks"] for row in result["rows"]] == [1, 3]
     assert set(result["stages_s"]) == {"copy in", "kernel", "copy out"}
     assert gu.streams.measure_launches(3, repeat=1)["launches"] == 3
+    issue = gu.streams.measure_issue(300, calls=3, streams=2, repeat=1)
+    assert set(issue["host_s_per_call"]) == {"copy in", "kernel", "copy out"}
+    assert set(issue["copies"]) == {"copy in", "copy out"}
+    assert all(isinstance(c["asynchronous"], bool) for c in issue["copies"].values())

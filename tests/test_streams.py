@@ -104,3 +104,64 @@ def test_three_streams_are_enough_for_the_formula(chunks):
     for stages in ((8, 6, 4), (2, 10, 3), (1, 2, 9)):
         got = S.schedule(*stages, chunks=chunks, streams=3).total
         assert got == pytest.approx(S.pipeline_time(*stages, chunks))
+
+
+def test_one_overhead_per_kind_of_call():
+    per_kind = {"copy in": 0.5, "kernel": 0.25, "copy out": 0.5}
+    # 1 chunk: copy in issued 0.5 runs 0.5-1.5, kernel issued 0.75 runs 1.5-2.5, copy out 2.5-3.5
+    assert S.schedule(1, 1, 1, launch_overhead=per_kind).total == pytest.approx(3.5)
+    # tiny work: the host sets the pace, 8 x (0.5 + 0.25 + 0.5) = 10, then the last copy
+    calls = S.schedule(0.8, 0.8, 0.8, chunks=8, streams=4, launch_overhead=per_kind)
+    assert calls.total == pytest.approx(10 + 0.1)
+    assert S.schedule(1, 1, 1, launch_overhead=dict.fromkeys(S.KINDS, 0.5)).total == 3.5
+    with pytest.raises(ValueError, match="one figure per kind"):
+        S.schedule(1, 1, 1, launch_overhead={"kernel": 0.1})
+
+
+H100_MEDIANS_MS = {1: 2.978, 2: 2.216, 4: 1.939, 8: 2.612, 16: 5.074, 32: 9.729}
+H100_STREAMS = {  # benchmarks/ch03_streams.py on an H100 (reference_data/ch03_streams.json)
+    "stages_s": {"copy in": 1.4723e-3, "kernel": 0.5084e-3, "copy out": 1.2789e-3},
+    "rows": [
+        {"chunks": k, "streams": 1 if k == 1 else 3, "median_s": t / 1e3}
+        for k, t in H100_MEDIANS_MS.items()
+    ],
+}
+
+
+def test_without_a_host_cost_the_model_misses_the_h100_run():
+    """The model of the first H100 run had no host cost: 1.58 ms for 16 chunks, 5.07 measured."""
+    model = S.predict(H100_STREAMS, 0.0)
+    worst = max(
+        abs(m / r["median_s"] - 1) for m, r in zip(model, H100_STREAMS["rows"], strict=True)
+    )
+    assert worst > 0.5
+
+
+def test_the_fitted_issue_cost_reproduces_every_h100_row():
+    cost = S.fit_issue_cost(H100_STREAMS)
+    assert 50e-6 < cost < 150e-6  # about 0.1 ms per call: three calls per chunk
+    for model, row in zip(S.predict(H100_STREAMS, cost), H100_STREAMS["rows"], strict=True):
+        assert model == pytest.approx(row["median_s"], rel=0.2)
+    stages = list(H100_STREAMS["stages_s"].values())  # also with the stage times as measured
+    for row in H100_STREAMS["rows"]:
+        got = S.schedule(
+            *stages, chunks=row["chunks"], streams=row["streams"], launch_overhead=cost
+        )
+        assert got.total == pytest.approx(row["median_s"], rel=0.2)
+    # the fit is a fit: it recovers a cost that generated the rows
+    made = {"stages_s": H100_STREAMS["stages_s"], "rows": []}
+    for row, total in zip(H100_STREAMS["rows"], S.predict(H100_STREAMS, 40e-6), strict=True):
+        made["rows"].append({**row, "median_s": total})
+    assert S.fit_issue_cost(made) == pytest.approx(40e-6, rel=0.02)
+    with pytest.raises(ValueError, match="needs a measure_overlap result"):
+        S.fit_issue_cost({"rows": []})
+
+
+def test_the_stored_h100_file_is_reproduced_with_its_fitted_cost():
+    recording = gu.reference.load("ch03_streams")
+    if recording is None:
+        pytest.skip("no ch03_streams reference recorded")
+    overlap = recording.results["overlap"]
+    cost = S.fit_issue_cost(overlap)
+    for model, row in zip(S.predict(overlap, cost), overlap["rows"], strict=True):
+        assert model == pytest.approx(row["median_s"], rel=0.2)
