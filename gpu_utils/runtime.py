@@ -15,6 +15,15 @@ simulator session does not run the interpreter on a GPU; to debug a kernel in th
 GPU machine, set ``os.environ["TRITON_INTERPRET"] = "1"`` after ``import gpu_utils`` and before
 the kernel's ``@triton.jit``.
 
+NumPy 2.5 removed ``numpy.row_stack``, but numba-cuda 0.30 (the newest release; the project is in
+maintenance mode and declined the one-line fix, NVIDIA/numba-cuda#907) registers a GPU version of
+it when it compiles its first kernel, so under NumPy 2.5 every compiled kernel fails with
+"module 'numpy' has no attribute 'row_stack'". The course pins ``numpy<2.5``, but a learner can get
+2.5 anyway (Colab's image, ``pip install -e .`` into an existing environment). So, just before numba
+is first imported, :func:`add_row_stack_stub` gives numpy that one name when numpy lacks it and
+numba-cuda is 0.30 or older: a stub that raises, saying to use ``numpy.vstack``; it is never
+numpy's real function, and nothing is added when numpy still has it.
+
 This module depends on nothing else in the package (the banner lives in :mod:`gpu_utils.device`,
 and the package's ``__init__`` sets up the simulator's warp intrinsics once the mode is known).
 """
@@ -23,8 +32,10 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import sys
 import warnings
+from importlib import metadata
 from typing import TypeVar
 
 MODES = ("gpu", "simulator")
@@ -106,6 +117,81 @@ def _settle() -> tuple[str, str, str | None]:
 
 
 mode, mode_reason, mode_conflict = _settle()
+
+
+def _release(package: str) -> tuple[int, int] | None:
+    """(major, minor) of an installed package, from its metadata (nothing is imported)."""
+    try:
+        found = re.match(r"(\d+)\.(\d+)", metadata.version(package))
+    except metadata.PackageNotFoundError:
+        return None
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+#: The newest numba-cuda that registers ``numpy.row_stack`` unguarded (NVIDIA/numba-cuda#907).
+ROW_STACK_NUMBA_CUDA = (0, 30)
+#: Set when :func:`add_row_stack_stub` gave numpy the stub (the doctor reports it).
+row_stack_stub = False
+
+
+def _row_stack_stub(*args, **kwargs):
+    """Not NumPy's ``row_stack``: NumPy 2.5 removed it. Use ``numpy.vstack``, which it was an alias
+    of. (gpu_utils defines this name only so that numba-cuda 0.30 can compile kernels.)"""
+    raise AttributeError(
+        "numpy.row_stack was removed in NumPy 2.5: use numpy.vstack, which it was an alias of. "
+        "(The course defines the name only so that numba-cuda 0.30 can compile kernels.)"
+    )
+
+
+_row_stack_stub.__name__ = "row_stack"
+_row_stack_stub.gpu_course_stub = True  # type: ignore[attr-defined]
+
+
+def add_row_stack_stub() -> bool:
+    """Give numpy a ``row_stack`` stub when numpy lacks it and numba-cuda <= 0.30 needs the name.
+
+    Returns True when the stub is (now) in place. Nothing changes with NumPy < 2.5 (which has the
+    real function), without numba-cuda, or with a numba-cuda newer than 0.30."""
+    global row_stack_stub
+    numba_cuda = _release("numba-cuda")
+    if numba_cuda is None or numba_cuda > ROW_STACK_NUMBA_CUDA:
+        return False
+    import numpy
+
+    current = getattr(numpy, "row_stack", None)
+    if current is not None:
+        return getattr(current, "gpu_course_stub", False)
+    numpy.row_stack = _row_stack_stub
+    row_stack_stub = True
+    return True
+
+
+class _BeforeNumba:
+    """An import hook that adds the ``row_stack`` stub just before numba is first imported (so that
+    ``import gpu_utils`` itself imports neither numpy nor numba), then removes itself."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "numba":
+            _remove_hook()
+            try:
+                add_row_stack_stub()
+            except Exception as error:  # never break an import: the doctor will name the problem
+                warnings.warn(f"gpu_utils could not add numpy.row_stack: {error}", stacklevel=2)
+        return None
+
+
+def _remove_hook() -> None:
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _BeforeNumba)]
+
+
+def _install_hook() -> None:
+    if "numba" in sys.modules:  # imported before gpu_utils: add the stub now
+        add_row_stack_stub()
+    elif not any(isinstance(f, _BeforeNumba) for f in sys.meta_path):
+        sys.meta_path.insert(0, _BeforeNumba())
+
+
+_install_hook()
 
 
 def pick(*, gpu: T, simulator: T) -> T:

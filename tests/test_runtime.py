@@ -144,3 +144,83 @@ print(out.tolist() == (2 * x).tolist())
 """
     out = _python(code, GPU_COURSE_MODE="simulator")
     assert out.stdout.strip() == "True", out.stderr[-2000:]
+
+
+# --- numpy.row_stack: numba-cuda 0.30 registers it; NumPy 2.5 removed it (NVIDIA/numba-cuda#907) ---
+
+# Compiles a kernel to PTX with numba-cuda's real compiler (NVVM, no GPU needed), as a GPU run does.
+COMPILE = """
+import numpy
+{before}
+import numba
+from numba import cuda
+def kernel(x):
+    x[0] = 1.0
+try:
+    ptx, _ = cuda.compile_ptx(kernel, (numba.float32[::1],), cc=(8, 0))
+    print("compiled" if ".entry" in ptx else "no entry")
+except AttributeError as error:
+    print("failed:", error)
+"""
+# NumPy 2.5 without its row_stack, simulated on the installed NumPy (Python 3.11 has no NumPy 2.5).
+NUMPY_2_5 = "del numpy.row_stack"
+
+
+def _compile(before: str, **env) -> subprocess.Popen:
+    full_env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    full_env.update(env)
+    code = COMPILE.format(before=before)
+    return subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=full_env,
+    )
+
+
+def test_the_row_stack_stub_lets_numba_cuda_compile_without_numpys_row_stack():
+    # Three compilers at once (each spends seconds importing numba): without the stub the
+    # simulated NumPy 2.5 breaks compilation, as on the H100; gpu_utils imported first fixes it,
+    # and so does gpu_utils imported after numba (the stub is added at once).
+    runs = {
+        "bare": _compile(NUMPY_2_5),
+        "first": _compile(NUMPY_2_5 + "\nimport gpu_utils", GPU_COURSE_MODE="gpu"),
+        "after": _compile(
+            NUMPY_2_5 + "\nimport numba\nimport gpu_utils\nprint(gpu_utils.runtime.row_stack_stub)",
+            GPU_COURSE_MODE="gpu",
+        ),
+    }
+    out = {name: run.communicate(timeout=300) for name, run in runs.items()}
+    assert "failed: module 'numpy' has no attribute 'row_stack'" in out["bare"][0], out["bare"]
+    assert out["first"][0].strip() == "compiled", out["first"]
+    assert out["after"][0].split() == ["True", "compiled"], out["after"]
+
+
+def test_the_stub_is_never_numpys_function_and_says_what_to_use(monkeypatch):
+    import numpy
+
+    monkeypatch.setattr(gu.runtime, "row_stack_stub", False)
+    if hasattr(numpy, "row_stack") and not gu.runtime.row_stack_stub:
+        # This NumPy has the real function: the stub leaves it alone.
+        real = numpy.row_stack
+        assert gu.runtime.add_row_stack_stub() is False and numpy.row_stack is real
+    monkeypatch.delattr(numpy, "row_stack", raising=False)
+    assert gu.runtime.add_row_stack_stub() is True
+    with pytest.raises(AttributeError, match=r"use numpy\.vstack"):
+        numpy.row_stack(([1], [2]))
+    assert numpy.row_stack.gpu_course_stub
+
+
+def test_no_stub_with_a_numba_cuda_that_no_longer_needs_it(monkeypatch):
+    import numpy
+
+    monkeypatch.delattr(numpy, "row_stack", raising=False)
+    monkeypatch.setattr(gu.runtime, "_release", lambda package: (0, 31))
+    assert gu.runtime.add_row_stack_stub() is False
+    assert not hasattr(numpy, "row_stack")
+
+
+def test_importing_gpu_utils_imports_neither_numpy_nor_numba():
+    out = _python("import sys, gpu_utils; print('numpy' in sys.modules, 'numba' in sys.modules)")
+    assert out.stdout.split() == ["False", "False"], out.stderr
