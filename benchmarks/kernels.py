@@ -35,7 +35,15 @@ function ``benchmarks(tiny: bool) -> list[KernelBenchmark]``; it is found automa
 registered benchmark's setup, run and verify on the simulator that way, so a broken kernel is
 caught without a GPU). ``bytes`` are the DRAM bytes one run must move at least (reads + writes);
 ``ceiling`` is ``"copy"`` (compared by bytes/s) or ``"sgemm"`` (compared by FLOP/s); ``target``
-is the fraction of the ceiling to reach, or None for kernels shown only for comparison.
+is the fraction of the ceiling to reach, or None for kernels shown only for comparison;
+``host_bytes`` are the bytes of NumPy arrays its setup and verify make and compare on the host.
+``benchmarks(tiny=False)`` must not touch the GPU: sizes only, everything else in ``setup``.
+
+Budget: the whole script must finish within ``BUDGET_S`` seconds on an H100. The first H100 run
+had not finished 60 s after its ceilings (1 GiB arrays, made and checked on the host, for every
+chapter-04 kernel). :func:`estimate_seconds` bounds the work from the sizes and repeats chosen,
+with pessimistic rates (``ESTIMATE_RATES``), and a CPU test keeps it under the budget; each
+kernel's wall time is printed and recorded, so a GPU run shows where the time went.
 """
 
 from __future__ import annotations
@@ -55,8 +63,20 @@ sys.modules.setdefault("kernels", sys.modules[__name__])  # `from kernels import
 HERE = Path(__file__).resolve().parent
 
 CEILINGS = ("copy", "sgemm")
-COPY_BYTES = 1 << 30  # 1 GiB source: far beyond any L2 cache (50 MB on an H100)
+COPY_BYTES = 1 << 28  # 256 MiB source: five times the largest L2 (50 MB on an H100)
 SGEMM_N = 8192
+WARMUP, REPEAT = 2, 10  # gu.bench's calls per kernel: the first run and verify come before
+BUDGET_S = 90  # the whole script on an H100, ceilings and stride sweep included
+#: Pessimistic rates for :func:`estimate_seconds` (an H100 measured 2,593 GB/s of copy and
+#: 51 TFLOP/s of SGEMM, reference_data/kernels.json when recorded; the host makes and checks
+#: NumPy arrays at well over 0.5 GB/s; numba compiles a kernel in well under 3 s).
+ESTIMATE_RATES = {
+    "copy": 1.0e12,
+    "sgemm": 20e12,
+    "slowest_fraction": 0.05,  # a kernel without a target may run at 5% of its ceiling
+    "host": 0.5e9,
+    "compile_s": 3.0,
+}
 
 
 @dataclass(frozen=True)
@@ -70,10 +90,21 @@ class KernelBenchmark:
     flops: float = 0.0
     ceiling: str = "copy"
     target: float | None = None
+    host_bytes: float = 0.0
 
     def __post_init__(self) -> None:
         if self.ceiling not in CEILINGS:
             raise ValueError(f"{self.name}: ceiling must be one of {CEILINGS}")
+
+    def estimate_seconds(self, rates: dict[str, float] = ESTIMATE_RATES) -> float:
+        """A pessimistic bound on this entry's time: compile, host arrays, and every run
+        (first, warm-up and timed) at its target, or at the slowest fraction without one."""
+        fraction = self.target or rates["slowest_fraction"]
+        work = self.bytes if self.ceiling == "copy" else self.flops
+        per_run = work / (fraction * rates[self.ceiling])
+        return (
+            rates["compile_s"] + self.host_bytes / rates["host"] + (1 + WARMUP + REPEAT) * per_run
+        )
 
 
 def discover(tiny: bool = False) -> list[KernelBenchmark]:
@@ -85,6 +116,22 @@ def discover(tiny: bool = False) -> list[KernelBenchmark]:
         module = importlib.import_module(path.stem)
         found += module.benchmarks(tiny)
     return found
+
+
+def estimate_seconds(benchmarks: list[KernelBenchmark], rates: dict = ESTIMATE_RATES) -> float:
+    """A pessimistic bound on the whole script: ceilings, every entry, the stride sweep."""
+    copy = (1 + WARMUP + REPEAT) * 2 * COPY_BYTES / rates["copy"] + COPY_BYTES / rates["host"]
+    sgemm = (1 + WARMUP + REPEAT) * 2.0 * SGEMM_N**3 / rates["sgemm"] + rates["compile_s"]
+    sweep = sum(  # each stride moves whole 32-byte sectors: min(32, 4 s) per 4 useful bytes read
+        (1 + WARMUP + REPEAT) * STRIDE_N * (4 + 32 * min(8, s)) / rates["copy"] for s in STRIDES
+    )
+    return (
+        copy
+        + sgemm
+        + sweep
+        + rates["compile_s"]
+        + sum(b.estimate_seconds(rates) for b in benchmarks)
+    )
 
 
 # --- ceilings ---------------------------------------------------------------------------------
@@ -127,9 +174,10 @@ def sgemm_ceiling() -> tuple[float, str]:
 # --- the bandwidth-vs-stride sweep of chapter 04 ----------------------------------------------
 
 STRIDES = (1, 2, 4, 8, 16, 32)
+STRIDE_N = 1 << 25
 
 
-def stride_sweep(n: int = 1 << 25) -> list[dict]:
+def stride_sweep(n: int = STRIDE_N) -> list[dict]:
     """Useful GB/s of out[i] = a[i * stride] for each stride (n float32 reads and writes)."""
     from numba import cuda
 
@@ -154,7 +202,7 @@ def stride_sweep(n: int = 1 << 25) -> list[dict]:
         def launch(source=source, out=out, stride=stride) -> None:
             strided_copy[blocks, threads](source, out, stride)
 
-        result = gu.bench(launch, bytes=useful)
+        result = gu.bench(launch, bytes=useful, warmup=WARMUP, repeat=REPEAT)
         gbps = useful / result.median / 1e9
         rows.append({"stride": stride, "seconds": result.median, "useful_GBps": gbps})
         del source, out
@@ -165,13 +213,22 @@ def stride_sweep(n: int = 1 << 25) -> list[dict]:
 
 
 def measure(benchmark: KernelBenchmark, ceilings: dict[str, float]) -> dict:
-    run, verify = benchmark.setup()
-    run()
+    import time
+
     from numba import cuda
 
+    began = time.perf_counter()
+    run, verify = benchmark.setup()
+    run()
     cuda.synchronize()
     verify()
-    result = gu.bench(run, bytes=benchmark.bytes or None, flops=benchmark.flops or None)
+    result = gu.bench(
+        run,
+        bytes=benchmark.bytes or None,
+        flops=benchmark.flops or None,
+        warmup=WARMUP,
+        repeat=REPEAT,
+    )
     if benchmark.ceiling == "copy":
         achieved, unit = result.bytes_per_s, "GB/s"
     else:
@@ -188,6 +245,7 @@ def measure(benchmark: KernelBenchmark, ceilings: dict[str, float]) -> dict:
         "pct_of_ceiling": 100 * fraction,
         "target_pct": None if benchmark.target is None else 100 * benchmark.target,
         "met": None if benchmark.target is None else fraction >= benchmark.target,
+        "wall_s": time.perf_counter() - began,  # setup, check and timing together
     }
 
 
@@ -232,7 +290,10 @@ def main(argv: list[str] | None = None) -> int:
         f"Ceilings: device-to-device copy {copy / 1e9:,.0f} GB/s; SGEMM {sgemm / 1e12:,.1f} TFLOP/s via {library}"
     )
     chosen = [b for b in discover() if not args.only or b.name in args.only]
-    rows = [measure(b, ceilings) for b in chosen]
+    rows = []
+    for benchmark in chosen:
+        rows.append(measure(benchmark, ceilings))
+        print(f"{benchmark.name}: done in {rows[-1]['wall_s']:.1f} s", flush=True)
     print(render(rows))
     results = {
         "ceilings": {

@@ -107,10 +107,14 @@ def _blocks(n: int, per_block: int) -> int:
     return (n + per_block - 1) // per_block
 
 
-def _reduction(kernel, n: int, grid: int, to_total: bool):
-    """Setup for one reduction: partial sums (checked by their sum) or a total via atomics."""
+def _reduction(kernel, n: int, grid: int | None, to_total: bool):
+    """Setup for one reduction: partial sums (checked by their sum) or a total via atomics;
+    ``grid`` None: 32 blocks per SM of the GPU that runs it."""
 
     def setup():
+        nonlocal grid
+        if grid is None:
+            grid = cuda.get_current_device().MULTIPROCESSOR_COUNT * 32
         host = np.random.default_rng(0).uniform(0.5, 1.5, n).astype(np.float32)
         exact = host.sum(dtype=np.float64)
         x = cuda.to_device(host)
@@ -137,8 +141,8 @@ def benchmarks(tiny: bool) -> list[KernelBenchmark]:
         n, resident = 200, 2
     else:  # 256 MiB of float32: far beyond the L2 cache
         n = 1 << 26
-        resident = cuda.get_current_device().MULTIPROCESSOR_COUNT * 32
-    size, read = f"n = {n:,}", 4 * n
+        resident = None  # 32 blocks per SM, counted in setup on the GPU
+    size, read, host = f"n = {n:,}", 4 * n, 3 * 4 * n  # host: made, its float64 sum
     return [
         KernelBenchmark(
             "reduce_sequential",
@@ -146,6 +150,7 @@ def benchmarks(tiny: bool) -> list[KernelBenchmark]:
             _reduction(reduce_sequential, n, _blocks(n, BLOCK), to_total=False),
             bytes=read,
             flops=n,
+            host_bytes=host,
         ),
         KernelBenchmark(
             "reduce_first_add",
@@ -153,6 +158,7 @@ def benchmarks(tiny: bool) -> list[KernelBenchmark]:
             _reduction(reduce_first_add, n, _blocks(n, 2 * BLOCK), to_total=False),
             bytes=read,
             flops=n,
+            host_bytes=host,
         ),
         KernelBenchmark(
             "reduce_shuffle_atomic",
@@ -160,6 +166,7 @@ def benchmarks(tiny: bool) -> list[KernelBenchmark]:
             _reduction(reduce_shuffle_atomic, n, _blocks(n, BLOCK), to_total=True),
             bytes=read,
             flops=n,
+            host_bytes=host,
         ),
         KernelBenchmark(
             "reduce_grid_stride",
@@ -167,6 +174,7 @@ def benchmarks(tiny: bool) -> list[KernelBenchmark]:
             _reduction(reduce_grid_stride, n, resident, to_total=True),
             bytes=read,
             flops=n,
+            host_bytes=host,
             target=0.8,
         ),
     ]

@@ -155,6 +155,7 @@ def benchmarks(tiny: bool) -> list[KernelBenchmark]:
             flops=2.0 * m * n * k,
             ceiling="sgemm",
             target=target,
+            host_bytes=4 * (m * k + k * n + m * n) + 8 * min(m, 256) * (k + 2 * n),
         )
 
     return [

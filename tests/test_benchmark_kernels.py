@@ -55,3 +55,21 @@ def test_table_rendering():
     }
     text = kernels.render([row])
     assert "copy_grid_stride" in text and "80.5%" in text and "yes" in text
+
+
+def test_the_full_size_run_fits_its_budget():
+    """The first H100 run had not finished 60 s after its ceilings (1 GiB arrays made and checked
+    on the host for every chapter-04 kernel). The sizes and repeats chosen must keep a
+    pessimistic estimate of the whole script within its budget, and the arrays beyond the L2."""
+    full = kernels.discover(tiny=False)  # sizes only: nothing touches a GPU here
+    assert {b.name for b in full} == {b.name for b in kernels.discover(tiny=True)}
+    assert all(b.host_bytes > 0 for b in full), "every entry says what it makes on the host"
+    estimate = kernels.estimate_seconds(full)
+    assert estimate <= kernels.BUDGET_S, f"estimated {estimate:.0f} s > {kernels.BUDGET_S} s"
+    l2 = gu.specs.get("H100-SXM").l2_bytes
+    assert 4 * l2 <= kernels.COPY_BYTES
+    streaming = [b for b in full if b.ceiling == "copy"]
+    assert all(b.bytes >= 4 * l2 for b in streaming), "a streaming kernel must not fit the L2"
+    # the estimate grows with the work: ten times the repeats would not fit
+    slow = dict(kernels.ESTIMATE_RATES, copy=kernels.ESTIMATE_RATES["copy"] / 10)
+    assert kernels.estimate_seconds(full, slow) > kernels.estimate_seconds(full)
