@@ -5,112 +5,63 @@ file on the learner's machine: ``~/.gpu-course/progress.json``, or the file name
 environment variable ``GPU_COURSE_PROGRESS``, never inside the course's repository (a path there
 falls back to the default). Recording never breaks a check: a corrupt file is set aside and a new
 one started, an unwritable one is skipped. ``gu.progress()`` shows passed exercises per chapter;
-``gu.progress(reset=True)`` asks before deleting anything. Instructors collect these files and
+it also says how old the record is (its first and latest pass), so that passes made by
+another run on the machine stand out; ``gu.progress(reset=True)`` asks before deleting anything.
+Maintainer tools that run the checkers (``make test``, ``make execute``) record into a scratch file
+through ``GPU_COURSE_PROGRESS``, never into the learner's. Instructors collect these files and
 summarise a class with ``python -m gpu_utils summary`` (see ``gpu_utils.workshop``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime
-import functools
 import html
-import json
-import os
 import sys
-import tempfile
 import types
 from pathlib import Path
 
-ENV = "GPU_COURSE_PROGRESS"
-REPOSITORY = Path(__file__).resolve().parent.parent
-FORMAT = "gpu-course-progress/1"
+from ._progress_file import ENV, FORMAT, REPOSITORY, default_path, load, path, record
 
-
-def default_path() -> Path:
-    return Path.home() / ".gpu-course" / "progress.json"
-
-
-def path() -> Path:
-    """Where progress is kept: ``$GPU_COURSE_PROGRESS`` unless it points into the repository."""
-    chosen = os.environ.get(ENV, "").strip()
-    if not chosen:
-        return default_path()
-    target = Path(chosen).expanduser().resolve()
-    if target.is_relative_to(REPOSITORY):
-        return default_path()  # never inside the course's repository (it would be committed)
-    return target
-
-
-def load(where: Path | None = None) -> dict:
-    """The progress record (an empty one when missing or unreadable)."""
-    where = where or path()
-    try:
-        data = json.loads(where.read_text())
-        if isinstance(data, dict) and isinstance(data.get("passed"), dict):
-            return data
-    except (OSError, ValueError):
-        pass
-    return {"format": FORMAT, "passed": {}}
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-def record(exercise_id: str, chapter: str = "", where: Path | None = None) -> bool:
-    """Record a pass; False (and nothing raised) when the file cannot be written."""
-    where, temporary = where or path(), None
-    try:
-        if where.exists():
-            try:
-                data = json.loads(where.read_text())
-                if not isinstance(data, dict) or not isinstance(data.get("passed"), dict):
-                    raise ValueError("not a progress record")
-            except ValueError:  # corrupt: keep it aside for a look, start a new record
-                where.replace(where.with_name(f"{where.name}.corrupt-{os.getpid()}"))
-                data = {"format": FORMAT, "passed": {}}
-        else:
-            data = {"format": FORMAT, "passed": {}}
-        entry = data["passed"].setdefault(exercise_id, {"chapter": chapter, "first": _now()})
-        entry["last"] = _now()
-        entry["passes"] = int(entry.get("passes", 0)) + 1
-        where.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(
-            "w", dir=where.parent, prefix=".progress-", suffix=".json", delete=False
-        ) as handle:
-            temporary = handle.name
-            json.dump(data, handle, indent=1, sort_keys=True)
-        os.replace(temporary, where)
-        return True
-    except Exception:  # read-only home, full disk, a directory in the way: never break a check
-        if temporary:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-        return False
-
-
-def recorded(check):
-    """Wrap ``gu.exercises.check`` so a pass is recorded; recording never changes the result."""
-
-    @functools.wraps(check)
-    def wrapper(exercise_id, answer, *args, **kwargs):
-        result = check(exercise_id, answer, *args, **kwargs)
-        with contextlib.suppress(Exception):
-            if result.passed:
-                from .exercises import get
-
-                record(exercise_id, get(exercise_id).chapter)
-        return result
-
-    return wrapper
+__all__ = [
+    "ENV",
+    "FORMAT",
+    "REPOSITORY",
+    "Progress",
+    "default_path",
+    "load",
+    "path",
+    "progress",
+    "record",
+    "summary",
+]
 
 
 class Progress:
     """Passed exercises per chapter; shows as a table in a notebook and as text elsewhere."""
 
-    def __init__(self, rows: list[tuple[str, int, int, list[str]]], where: Path):
+    def __init__(
+        self,
+        rows: list[tuple[str, int, int, list[str]]],
+        where: Path,
+        first: datetime.datetime | None = None,
+        last: datetime.datetime | None = None,
+        now: datetime.datetime | None = None,
+    ):
         self.rows, self.where = rows, where
+        self.first, self.last = first, last  # the record's first and latest pass (UTC)
+        self.now = now or datetime.datetime.now(datetime.timezone.utc)
+
+    @property
+    def age(self) -> str:
+        """How old the record is, in words: when its first pass and its latest were recorded.
+        Passes you do not remember making came from another run on this machine (reset them
+        with ``gu.progress(reset=True)``)."""
+        if self.first is None or self.last is None:
+            return "no passes recorded yet"
+        return (
+            f"record started {self.first:%Y-%m-%d} ({_ago(self.now - self.first)}), "
+            f"latest pass {_ago(self.now - self.last)}"
+        )
 
     @property
     def passed(self) -> int:
@@ -121,7 +72,9 @@ class Progress:
         return sum(row[2] for row in self.rows)
 
     def __repr__(self) -> str:
-        lines = [f"Progress ({self.where}): {self.passed} of {self.total} exercises passed"]
+        lines = [
+            f"Progress ({self.where}): {self.passed} of {self.total} exercises passed; {self.age}"
+        ]
         for chapter, done, total, missing in self.rows:
             todo = f"; to do: {', '.join(missing)}" if missing else ""
             lines.append(f"  chapter {chapter}: {done}/{total}{todo}")
@@ -135,13 +88,30 @@ class Progress:
             for c, d, t, m in self.rows
         )
         return (
-            f"<p>{self.passed} of {self.total} exercises passed "
+            f"<p>{self.passed} of {self.total} exercises passed; {html.escape(self.age)} "
             f"(<code>{html.escape(str(self.where))}</code>)</p><table><tr><th>chapter</th>"
             f"<th>passed</th><th></th><th>to do</th></tr>{cells}</table>"
         )
 
 
-def summary(where: Path | None = None) -> Progress:
+def _ago(delta: datetime.timedelta) -> str:
+    seconds = max(0, int(delta.total_seconds()))
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count > 1 else ''} ago"
+    return "just now"
+
+
+def _when(text: object) -> datetime.datetime | None:
+    try:
+        found = datetime.datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return found if found.tzinfo else found.replace(tzinfo=datetime.timezone.utc)
+
+
+def summary(where: Path | None = None, now: datetime.datetime | None = None) -> Progress:
     """Per chapter: passed, total, and the exercises still to do."""
     from .exercises import get, ids
 
@@ -154,7 +124,10 @@ def summary(where: Path | None = None) -> Progress:
     for chapter, exercises in sorted(chapters.items()):
         missing = [e for e in exercises if e not in passed]
         rows.append((chapter, len(exercises) - len(missing), len(exercises), missing))
-    return Progress(rows, where)
+    entries = [e for e in passed.values() if isinstance(e, dict)]
+    firsts = [t for t in (_when(e.get("first")) for e in entries) if t]
+    lasts = [t for t in (_when(e.get("last")) for e in entries) if t]
+    return Progress(rows, where, min(firsts, default=None), max(lasts, default=None), now)
 
 
 def progress(reset: bool = False, *, ask=input) -> Progress | None:

@@ -103,3 +103,44 @@ def test_reset_asks_and_keeps_the_file_unless_told_yes(record_file, capsys):
     assert "1 exercises passed" in questions[0] and str(record_file) in questions[0]
     assert not record_file.exists()
     gu.progress(reset=True, ask=lambda prompt: pytest.fail("asked with nothing to delete"))
+
+
+def test_the_view_says_how_old_the_record_is(record_file):
+    import datetime
+
+    some = exercises.ids()[0]
+    passed = {
+        some: {"first": "2026-11-01T10:00:00+00:00", "last": "2026-11-03T08:00:00+00:00"},
+        "gone_exercise": {"first": "2026-10-30T09:00:00+00:00", "last": "nonsense"},
+    }
+    record_file.write_text(json.dumps({"format": "gpu-course-progress/1", "passed": passed}))
+    now = datetime.datetime(2026, 11, 3, 10, 30, tzinfo=datetime.timezone.utc)
+    shown = progress_module.summary(record_file, now=now)
+    assert shown.age == "record started 2026-10-30 (4 days ago), latest pass 2 hours ago"
+    assert shown.age in repr(shown) and shown.age in shown._repr_html_()
+    record_file.unlink()
+    assert progress_module.summary(record_file).age == "no passes recorded yet"
+
+
+def test_maintainer_runs_record_in_a_scratch_file_not_the_learners():
+    """make test/execute run the notebooks' check cells: their passes must not land in the
+    learner's ~/.gpu-course/progress.json (gu.progress() showed passes nobody made)."""
+    import re
+
+    makefile = (ROOT / "Makefile").read_text()
+    exported = set()
+    for targets in re.findall(r"^([\w -]+): export GPU_COURSE_PROGRESS :=", makefile, re.M):
+        exported |= set(targets.split())
+    assert {"unit", "notebooks", "test-gpu", "execute"} <= exported
+
+
+def test_exercises_record_without_importing_the_progress_view():
+    """One-way: the checkers write the record; gu.progress() (above them) reads it."""
+    import ast
+
+    for module in ("exercises/__init__.py", "_progress_file.py"):
+        tree = ast.parse((ROOT / "gpu_utils" / module).read_text())
+        imported = {
+            node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+        }
+        assert not any(name.endswith("progress") for name in imported), module
