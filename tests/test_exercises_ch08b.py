@@ -1,0 +1,440 @@
+"""Checkers of lab 08b, the PyTorch primer: the references and answers written differently pass;
+known-wrong answers (no zero_grad, a step before backward, a sum for a mean, .item() too early,
+post-LN, no causal mask, a wrong scale...) fail with their own hint and none of the others'; a
+stub is "not attempted yet"; an endless loop is stopped and its line quoted."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import gpu_utils as gu
+from gpu_utils.exercises import ch08b_primer as primer
+
+INTERNALS = ("Traceback", "site-packages", "checker itself failed", "_run_", "_variant")
+
+
+def run(exercise_id, answer):
+    """The checker's verdict, computed in this process (faster than a check's worker)."""
+    result = gu.exercises.get(exercise_id).run(answer)
+    for word in INTERNALS:
+        assert word not in result.message, result.message
+    return result
+
+
+def assert_only_hint(result, own, others):
+    """Failed, with its own hint's words and no other mistake's."""
+    assert not result.passed, result.message
+    assert own in result.message, result.message
+    for other in others:
+        if other != own:
+            assert other not in result.message, (other, result.message)
+
+
+# --- 1. one training step ------------------------------------------------------------------------
+
+
+def step_reference(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_zero_at_end(model, optimizer, tokens, targets):
+    """Correct differently: the model's own loss, gradients cleared after the step (chapter 11)."""
+    _, loss = model(tokens, targets)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return loss.detach()
+
+
+def step_model_zero_grad(model, optimizer, tokens, targets):
+    """Correct differently: model.zero_grad() to zeros, log_softmax + nll_loss, float()."""
+    model.zero_grad(set_to_none=False)
+    logits = model(tokens)[0]
+    logp = torch.log_softmax(logits, dim=-1)
+    loss = F.nll_loss(logp.reshape(-1, logp.shape[-1]), targets.reshape(-1))
+    loss.backward()
+    optimizer.step()
+    return float(loss.detach())
+
+
+def step_no_zero_grad(model, optimizer, tokens, targets):
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_before_backward(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+    optimizer.step()
+    loss.backward()
+    return loss.item()
+
+
+def step_zero_between(model, optimizer, tokens, targets):
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+    loss.backward()
+    optimizer.zero_grad()
+    optimizer.step()
+    return loss.item()
+
+
+def step_zero_at_start_and_step_first(model, optimizer, tokens, targets):
+    """Step before backward, gradients cleared at the end: .grad is empty after the call too."""
+    _, loss = model(tokens, targets)
+    optimizer.step()
+    loss.backward()
+    optimizer.zero_grad()
+    return loss.item()
+
+
+def step_no_backward(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    _, loss = model(tokens, targets)
+    loss.backward  # noqa: B018 - the parentheses forgotten
+    optimizer.step()
+    return loss.item()
+
+
+def step_no_step(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    _, loss = model(tokens, targets)
+    loss.backward()
+    return loss.item()
+
+
+def step_sum(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum")
+    loss.backward()
+    optimizer.step()
+    return loss.item() / targets.numel()
+
+
+def step_item_too_early(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    _, loss = model(tokens, targets)
+    loss = loss.item()
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+def step_detached(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.detach().flatten(0, 1), targets.flatten())
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_new_optimizer(model, optimizer, tokens, targets):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    optimizer.zero_grad()
+    _, loss = model(tokens, targets)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_returns_nothing(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    _, loss = model(tokens, targets)
+    loss.backward()
+    optimizer.step()
+
+
+STEP_HINTS = [
+    primer.NO_ZERO_GRAD,
+    primer.STEP_BEFORE_BACKWARD,
+    primer.ZERO_BETWEEN,
+    primer.NO_STEP,
+    primer.NO_BACKWARD,
+    primer.SUM_REDUCTION,
+    primer.ITEM_TOO_EARLY,
+    primer.DETACHED,
+    primer.NOT_THE_OPTIMIZER,
+]
+
+
+@pytest.mark.parametrize("answer", [step_reference, step_zero_at_end, step_model_zero_grad])
+def test_train_step_accepts_correct_answers(answer):
+    result = run("primer_train_step", answer)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    "answer, hint, words",
+    [
+        (step_no_zero_grad, primer.NO_ZERO_GRAD, "they accumulated"),
+        (step_before_backward, primer.STEP_BEFORE_BACKWARD, "arrived afterwards"),
+        (step_zero_between, primer.ZERO_BETWEEN, "cleared in between"),
+        (step_zero_at_start_and_step_first, primer.STEP_BEFORE_BACKWARD, "arrived afterwards"),
+        (step_no_backward, primer.NO_BACKWARD, "never ran"),
+        (step_no_step, primer.NO_STEP, "parameters are unchanged"),
+        (step_sum, primer.SUM_REDUCTION, "32 = batch x sequence"),
+        (step_item_too_early, primer.ITEM_TOO_EARLY, "line "),
+        (step_detached, primer.DETACHED, "does not require grad"),
+        (step_new_optimizer, primer.NOT_THE_OPTIMIZER, "not through the optimizer"),
+    ],
+)
+def test_train_step_rejects_mistakes_with_their_hint(answer, hint, words):
+    result = run("primer_train_step", answer)
+    assert_only_hint(result, hint, STEP_HINTS)
+    assert words in result.message, result.message
+
+
+def test_train_step_item_error_quotes_the_learners_line():
+    message = run("primer_train_step", step_item_too_early).message
+    assert "AttributeError" in message and "`loss.backward()`" in message, message
+
+
+def test_train_step_asks_for_the_loss_when_nothing_is_returned():
+    result = run("primer_train_step", step_returns_nothing)
+    assert not result.passed and "returned NoneType" in result.message, result.message
+
+
+# --- 2. the block ----------------------------------------------------------------------------------
+
+
+def block_reference(block, x):
+    b, s, h = x.shape
+    n_heads = block.attn.config.n_heads
+    d_head = h // n_heads
+    q, k, v = block.attn.qkv(block.ln1(x)).split(h, dim=-1)
+    q, k, v = (t.view(b, s, n_heads, d_head).transpose(1, 2) for t in (q, k, v))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_head)
+    mask = torch.ones(s, s, dtype=torch.bool).triu(1)
+    probs = scores.masked_fill(mask, float("-inf")).softmax(dim=-1)
+    y = (probs @ v).transpose(1, 2).reshape(b, s, h)
+    x = x + block.attn.proj(y)
+    return x + block.mlp.fc2(F.gelu(block.mlp.fc1(block.ln2(x))))
+
+
+def block_sdpa(block, x):
+    """Correct differently: PyTorch's fused attention with is_causal, and F.layer_norm."""
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    ln1, ln2 = block.ln1, block.ln2
+    u = F.layer_norm(x, (h,), ln1.weight, ln1.bias, ln1.eps)
+    q, k, v = block.attn.qkv(u).chunk(3, dim=-1)
+    q, k, v = (t.reshape(b, s, a, h // a).permute(0, 2, 1, 3) for t in (q, k, v))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    x = x + block.attn.proj(y.permute(0, 2, 1, 3).reshape(b, s, h))
+    u = F.layer_norm(x, (h,), ln2.weight, ln2.bias, ln2.eps)
+    return x + F.linear(
+        F.gelu(F.linear(u, block.mlp.fc1.weight, block.mlp.fc1.bias)),
+        block.mlp.fc2.weight,
+        block.mlp.fc2.bias,
+    )
+
+
+def block_einsum(block, x):
+    """Correct differently: separate q, k, v weights sliced from qkv, einsum, a tril mask."""
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    d = h // a
+    u = block.ln1(x)
+    w, bias = block.attn.qkv.weight, block.attn.qkv.bias
+    q, k, v = (F.linear(u, w[i * h : (i + 1) * h], bias[i * h : (i + 1) * h]) for i in range(3))
+    q, k, v = (t.reshape(b, s, a, d) for t in (q, k, v))
+    scores = torch.einsum("bqad,bkad->baqk", q, k) * d**-0.5
+    keep = torch.tril(torch.ones(s, s, dtype=torch.bool))
+    probs = torch.where(keep, scores, torch.tensor(float("-inf"))).softmax(-1)
+    y = torch.einsum("baqk,bkad->bqad", probs, v).reshape(b, s, h)
+    x = block.attn.proj(y) + x
+    return block.mlp.fc2(F.gelu(block.mlp.fc1(block.ln2(x)))) + x
+
+
+def _attention(block, u, *, mask="triu1", scale=None, dim=-1, transpose=True):
+    b, s, h = u.shape
+    a = block.attn.config.n_heads
+    d = h // a
+    q, k, v = block.attn.qkv(u).split(h, dim=-1)
+    if transpose:
+        q, k, v = (t.view(b, s, a, d).transpose(1, 2) for t in (q, k, v))
+    else:
+        q, k, v = (t.view(b, s, a, d) for t in (q, k, v))
+    scores = q @ k.transpose(-2, -1) * (scale if scale is not None else 1 / math.sqrt(d))
+    if mask == "triu1":
+        scores = scores.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(1), float("-inf"))
+    elif mask == "triu0":
+        scores = scores.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(0), float("-inf"))
+    y = scores.softmax(dim=dim) @ v
+    y = y.transpose(1, 2).reshape(b, s, h) if transpose else y.reshape(b, s, h)
+    return block.attn.proj(y)
+
+
+def _mlp(block, u, act=F.gelu):
+    return block.mlp.fc2(act(block.mlp.fc1(u)))
+
+
+def block_post_ln(block, x):
+    x = block.ln1(x + _attention(block, x))
+    return block.ln2(x + _mlp(block, x))
+
+
+def block_no_residual(block, x):
+    x = _attention(block, block.ln1(x))
+    return x + _mlp(block, block.ln2(x))
+
+
+def block_no_mask(block, x):
+    x = x + _attention(block, block.ln1(x), mask=None)
+    return x + _mlp(block, block.ln2(x))
+
+
+def block_post_ln_no_mask(block, x):
+    """Two mistakes at once: no known variant matches, the probe still finds the leak."""
+    x = block.ln1(x + _attention(block, x, mask=None))
+    return block.ln2(x + _mlp(block, x))
+
+
+def block_masked_diagonal(block, x):
+    x = x + _attention(block, block.ln1(x), mask="triu0")
+    return x + _mlp(block, block.ln2(x))
+
+
+def block_scale_d_head(block, x):
+    d = x.shape[-1] // block.attn.config.n_heads
+    x = x + _attention(block, block.ln1(x), scale=1 / d)
+    return x + _mlp(block, block.ln2(x))
+
+
+def block_softmax_dim(block, x):
+    x = x + _attention(block, block.ln1(x), dim=-2)
+    return x + _mlp(block, block.ln2(x))
+
+
+def block_relu(block, x):
+    x = x + _attention(block, block.ln1(x))
+    return x + _mlp(block, block.ln2(x), act=F.relu)
+
+
+def block_no_transpose(block, x):
+    x = x + _attention(block, block.ln1(x), transpose=False)
+    return x + _mlp(block, block.ln2(x))
+
+
+def block_calls_attn(block, x):
+    x = x + block.attn(block.ln1(x))
+    return x + _mlp(block, block.ln2(x))
+
+
+@torch.no_grad()
+def block_no_grad(block, x):
+    return block_reference(block, x)
+
+
+BLOCK_HINTS = [
+    primer.POST_LN,
+    primer.NO_RESIDUAL,
+    primer.NO_CAUSAL_MASK,
+    primer.LOOKS_AHEAD,
+    primer.MASKED_DIAGONAL,
+    primer.SCALE,
+    primer.SOFTMAX_DIM,
+    primer.GELU,
+    primer.HEADS_SHAPE,
+    primer.CALLS_THE_BLOCK,
+    primer.NO_GRADIENT,
+]
+
+
+@pytest.mark.parametrize("answer", [block_reference, block_sdpa, block_einsum])
+def test_block_accepts_correct_answers(answer):
+    result = run("primer_block_forward", answer)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    "answer, hint, words",
+    [
+        (block_post_ln, primer.POST_LN, "post-LN block"),
+        (block_no_residual, primer.NO_RESIDUAL, "without the residual around attention"),
+        (block_no_mask, primer.NO_CAUSAL_MASK, "without the causal mask"),
+        (block_post_ln_no_mask, primer.LOOKS_AHEAD, "changing only the last token"),
+        (block_masked_diagonal, primer.MASKED_DIAGONAL, "NaN at position 0"),
+        (block_scale_d_head, primer.SCALE, "divided by d_head"),
+        (block_softmax_dim, primer.SOFTMAX_DIM, "dim=-2"),
+        (block_relu, primer.GELU, "ReLU"),
+        (block_no_transpose, primer.HEADS_SHAPE, "RuntimeError"),
+        (block_calls_attn, primer.CALLS_THE_BLOCK, "`block.attn(...)`"),
+        (block_no_grad, primer.NO_GRADIENT, "carries no gradient"),
+    ],
+)
+def test_block_rejects_mistakes_with_their_hint(answer, hint, words):
+    result = run("primer_block_forward", answer)
+    assert_only_hint(result, hint, BLOCK_HINTS)
+    assert words in result.message, result.message
+
+
+def test_block_calling_the_whole_block_is_named():
+    result = run("primer_block_forward", lambda block, x: block(x))
+    assert_only_hint(result, primer.CALLS_THE_BLOCK, BLOCK_HINTS)
+    assert "`block(x)`" in result.message
+
+
+def test_every_block_mistake_variant_differs_from_the_block():
+    """Each variant the hints rely on is a real difference on every case (none is the block)."""
+    for case, (h, a, b, s) in enumerate(primer.BLOCK_CASES):
+        block = primer._random_block(h, a, s, primer.BLOCK_SEED + case)
+        x = torch.randn(b, s, h)
+        with torch.no_grad():
+            expected = block(x)
+            assert torch.allclose(primer._variant(block, x), expected, atol=1e-5)
+            for options, _, _ in primer.BLOCK_MISTAKES:
+                variant = primer._variant(block, x, **options)
+                assert not torch.allclose(variant, expected, rtol=1e-4, atol=1e-5), options
+
+
+# --- stubs, odd answers, endless loops ------------------------------------------------------------
+
+
+def stub_step(model, optimizer, tokens, targets):
+    raise NotImplementedError()
+
+
+def stub_block(block, x):
+    raise NotImplementedError()
+
+
+@pytest.mark.parametrize(
+    "exercise_id, stub", [("primer_train_step", stub_step), ("primer_block_forward", stub_block)]
+)
+def test_a_stub_is_not_attempted(exercise_id, stub):
+    result = gu.exercises.check(exercise_id, stub)
+    assert not result.attempted and "not attempted yet" in result.message
+    assert not run(exercise_id, stub).attempted  # also when run without the source check
+
+
+def step_endless(model, optimizer, tokens, targets):
+    done = 0
+    while done < 1:
+        optimizer.zero_grad()
+
+
+def test_an_endless_step_is_stopped_with_its_line():
+    result = gu.exercises.check("primer_train_step", step_endless, timeout=3)
+    assert not result.passed
+    assert "still running after 3 s" in result.message, result.message
+    assert "`while done < 1:`" in result.message and "`done`" in result.message, result.message
+
+
+def test_wrong_arguments_are_named():
+    result = run("primer_train_step", lambda model, optimizer: None)
+    assert "takes (model, optimizer)" in result.message
+    assert "def f(model, optimizer, tokens, targets)" in result.message
