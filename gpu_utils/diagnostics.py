@@ -3,12 +3,20 @@ to fix each problem found.
 
 Used in chapter 00 and for workshop preflight (``--json``). The course can run when the exit
 status is 0; the simulator counts.
+
+Besides running a test kernel, it checks a table of version pairs known to break, in every mode
+(:func:`version_findings`): numba-cuda vs NumPy (NumPy 2.5 removed ``row_stack``, which
+numba-cuda 0.30 registers), numba vs NumPy, the CUDA wheels vs the driver, two CuPy builds at once,
+and torch's CUDA vs the driver. Each fix fits where the learner is (:func:`place`): on Colab the
+exact ``pip install`` line and "restart the session"; in a clone of the course ``make lab``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import platform
+import re
 import sys
 import types
 from importlib import metadata
@@ -42,6 +50,18 @@ FIX_KERNEL = (
     "run `make lab` to reinstall the pinned packages; if it persists, set "
     "GPU_COURSE_MODE=simulator to keep working while you fix the GPU setup"
 )
+FIX_KERNEL_ELSEWHERE = {
+    "colab": (
+        "Runtime > Disconnect and delete runtime, then run the notebook again from the top (the "
+        "course's set-up installs the packages for this runtime again); if it persists, use "
+        "Runtime > Change runtime type > CPU to keep working on the simulator"
+    ),
+    "pip": (
+        "reinstall the course's tested set (`pip install -r requirements/course.txt` from a clone, "
+        "or requirements/course-cu12.txt for a CUDA 12 driver); if it persists, set "
+        "GPU_COURSE_MODE=simulator to keep working while you fix the GPU setup"
+    ),
+}
 FIX_CUPY = f"run `{REINSTALL}` to install the CuPy that matches the driver's CUDA version"
 FIX_TORCH = (
     f"run `{REINSTALL}`: it installs the CUDA build of torch that matches the driver "
@@ -64,6 +84,198 @@ def _on_colab() -> bool:
     return colab.is_colab()
 
 
+def place() -> str:
+    """Where the course runs: ``"colab"``, ``"clone"`` (a clone with the Makefile: ``make lab``
+    works) or ``"pip"`` (the package installed some other way)."""
+    if _on_colab():
+        return "colab"
+    root = colab.ROOT
+    return "clone" if (root / "Makefile").exists() and (root / "requirements").is_dir() else "pip"
+
+
+def install_fix(where: str, pip_line: str) -> str:
+    """How to install ``pip_line`` (the arguments of ``pip install``) where the learner is."""
+    if where == "colab":
+        return (
+            f"run `!pip install {pip_line}` in a cell, then Runtime > Restart session, and run the "
+            "notebook again from the top"
+        )
+    if where == "clone":
+        return f"run `{REINSTALL}`, which installs the course's tested set again"
+    return (
+        f"run `pip install {pip_line}` in the environment that runs the notebooks, then restart "
+        "the kernel"
+    )
+
+
+def _release(version: str | None) -> tuple[int, int] | None:
+    found = re.match(r"(\d+)\.(\d+)", version or "")
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def numba_numpy_limit() -> tuple[int, int] | None:
+    """The newest NumPy (major, minor) the installed numba accepts, read from numba's own import
+    check (``numpy_version > (2, 5)`` in numba/__init__.py) without importing numba."""
+    try:
+        spec = importlib.util.find_spec("numba")
+        source = open(spec.origin).read() if spec and spec.origin else ""  # noqa: SIM115
+    except (ImportError, OSError, ValueError):
+        return None
+    found = re.search(r"numpy_version > \((\d+), (\d+)\)", source)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def row_stack_state() -> str:
+    """``"numpy"`` (NumPy has ``row_stack``), ``"stub"`` (the course's stand-in for numba-cuda
+    0.30, see :mod:`gpu_utils.runtime`) or ``"missing"`` (neither: compiled kernels fail)."""
+    import numpy
+
+    current = getattr(numpy, "row_stack", None)
+    if current is None and runtime.add_row_stack_stub():
+        current = numpy.row_stack
+    if current is None:
+        return "missing"
+    return "stub" if getattr(current, "gpu_course_stub", False) else "numpy"
+
+
+def _numpy_fix(where: str, below: tuple[int, int]) -> str:
+    pin = f"'numpy<{below[0]}.{below[1]}'"
+    return install_fix(where, pin) + (
+        f" (the course's tested set has numpy {TESTED_NUMPY})" if where != "clone" else ""
+    )
+
+
+#: The NumPy of the course's locks (requirements/course*.txt).
+TESTED_NUMPY = "2.4.6"
+
+
+def version_findings(
+    versions: dict[str, str | None],
+    driver: tuple[int, int] | None,
+    wheels: dict[str, int],
+    where: str,
+    row_stack: str = "numpy",
+    numpy_limit: tuple[int, int] | None = None,
+) -> list[dict]:
+    """The version table: one finding per pair known to break, whatever the mode. Pure (tested
+    with made-up machines): ``versions`` maps package -> version (None: not installed)."""
+    found = []
+    numpy = _release(versions.get("numpy"))
+    numba_cuda = _release(versions.get("numba-cuda"))
+    numba = _release(versions.get("numba"))
+    # numba-cuda vs numpy: numba-cuda <= 0.30 registers np.row_stack (NVIDIA/numba-cuda#907).
+    name = "numba-cuda vs numpy"
+    if numpy and numba_cuda and numba_cuda <= runtime.ROW_STACK_NUMBA_CUDA and numpy >= (2, 5):
+        if row_stack == "missing":
+            found.append(
+                _finding(
+                    name,
+                    ERROR,
+                    f"numpy {versions['numpy']} has no numpy.row_stack (removed in NumPy 2.5), "
+                    f"which numba-cuda {versions['numba-cuda']} registers: every compiled kernel "
+                    "fails with \"module 'numpy' has no attribute 'row_stack'\"",
+                    _numpy_fix(where, (2, 5)),
+                )
+            )
+        else:
+            found.append(
+                _finding(
+                    name,
+                    OK,
+                    f"numpy {versions['numpy']} removed numpy.row_stack, which numba-cuda "
+                    f"{versions['numba-cuda']} registers; the course gives it a stand-in that "
+                    "only raises (gpu_utils.runtime), so kernels compile",
+                )
+            )
+    elif numpy and numba_cuda:
+        found.append(
+            _finding(
+                name, OK, f"numba-cuda {versions['numba-cuda']} with numpy {versions['numpy']}"
+            )
+        )
+    # numba vs numpy: numba refuses to import with a NumPy newer than it supports.
+    if numpy and numba:
+        if numpy_limit and numpy > numpy_limit:
+            below = (numpy_limit[0], numpy_limit[1] + 1)
+            found.append(
+                _finding(
+                    "numba vs numpy",
+                    ERROR,
+                    f"numba {versions['numba']} supports NumPy up to {numpy_limit[0]}."
+                    f"{numpy_limit[1]}, but numpy {versions['numpy']} is installed: numba "
+                    "refuses to import",
+                    _numpy_fix(where, below),
+                )
+            )
+        else:
+            found.append(
+                _finding(
+                    "numba vs numpy",
+                    OK,
+                    f"numba {versions['numba']} with numpy {versions['numpy']}",
+                )
+            )
+    # The CUDA wheels (cuda-bindings, CuPy, torch) vs the driver.
+    mismatch = cuda_mismatch(driver, wheels, where)
+    if mismatch:
+        found.append(mismatch)
+    elif driver is None:
+        found.append(
+            _finding("CUDA versions", OK, "no NVIDIA driver: the CUDA wheels are not used")
+        )
+    else:
+        built = ", ".join(f"{n} CUDA {m}" for n, m in sorted(wheels.items())) or "none"
+        found.append(
+            _finding(
+                "CUDA versions",
+                OK,
+                f"the driver supports CUDA {driver[0]}.{driver[1]}; wheels built for: {built}",
+            )
+        )
+    # Two CuPy builds share the `cupy` module: the last one installed overwrites the other's files.
+    if versions.get("cupy-cuda12x") and versions.get("cupy-cuda13x"):
+        keep = colab.cuda_major(driver) or 13
+        drop = f"cupy-cuda{25 - keep}x"
+        fix = (
+            f"run `{REINSTALL}` (it removes the CuPy that does not match the driver)"
+            if where == "clone"
+            else f"run `{'!' if where == 'colab' else ''}pip uninstall -y {drop}` and "
+            f"`{'!' if where == 'colab' else ''}pip install --force-reinstall --no-deps "
+            f"cupy-cuda{keep}x=={versions[f'cupy-cuda{keep}x']}`, then "
+            + ("Runtime > Restart session" if where == "colab" else "restart the kernel")
+        )
+        found.append(
+            _finding(
+                "CuPy builds",
+                ERROR,
+                "both cupy-cuda12x and cupy-cuda13x are installed; they share the `cupy` module "
+                "and overwrite each other's files",
+                fix,
+            )
+        )
+    # torch's CUDA vs the driver (also in the CUDA wheels above; named here for torch's own fix).
+    torch_cuda = wheels.get("torch")
+    if versions.get("torch") and not (torch_cuda and driver and torch_cuda > driver[0]):
+        built = f"CUDA {torch_cuda}" if torch_cuda else "no CUDA (a CPU build)"
+        found.append(
+            _finding("torch vs driver", OK, f"torch {versions['torch']}, built for {built}")
+        )
+    elif torch_cuda and driver:
+        found.append(
+            _finding(
+                "torch vs driver",
+                ERROR,
+                f"torch {versions.get('torch')} is built for CUDA {torch_cuda}, newer than this "
+                f"driver supports (CUDA {driver[0]}.{driver[1]}): it cannot use the GPU",
+                FIX_TORCH
+                if where == "clone"
+                else install_fix(where, "'torch==2.10.0'")
+                + " (torch 2.10.0's PyPI build is for CUDA 12)",
+            )
+        )
+    return found
+
+
 def wheel_cuda() -> dict[str, int]:
     """The CUDA major version each installed CUDA package was built for (from package metadata)."""
     found = {}
@@ -84,7 +296,9 @@ def wheel_cuda() -> dict[str, int]:
     return found
 
 
-def cuda_mismatch(driver: tuple[int, int] | None, wheels: dict[str, int]) -> dict | None:
+def cuda_mismatch(
+    driver: tuple[int, int] | None, wheels: dict[str, int], where: str = "clone"
+) -> dict | None:
     """A finding when packages are built for a newer CUDA than the driver supports, else None.
     Newer drivers run older CUDA builds (backward compatibility); the reverse fails to load."""
     if driver is None:
@@ -108,7 +322,11 @@ def cuda_mismatch(driver: tuple[int, int] | None, wheels: dict[str, int]) -> dic
         f"{'is' if len(newer) == 1 else 'are'} built for CUDA {max(wheels[n] for n in newer)}, "
         "which this driver cannot load",
         f"install the CUDA {driver[0]} set: `{REINSTALL}` (it reads the driver and installs "
-        f"{colab.lock_for(driver)}); or update the NVIDIA driver to 580 or newer",
+        f"{colab.lock_for(driver)}); or update the NVIDIA driver to 580 or newer"
+        if where == "clone"
+        else install_fix(where, f"'numba-cuda[cu{driver[0]}]>=0.30,<0.31'")
+        + f" (the CUDA {driver[0]} build; remove packages built for a newer CUDA with "
+        "`pip uninstall`)",
     )
 
 
@@ -152,9 +370,17 @@ def _findings(info) -> list[dict]:
         found.append(_finding("numba-cuda", OK, f"numba-cuda {_version('numba-cuda')}"))
     if runtime.mode_conflict:
         found.append(_finding("import order", ERROR, runtime.mode_conflict))
-    mismatch = cuda_mismatch(colab.driver_cuda_version(), wheel_cuda())
-    if mismatch:
-        found.append(mismatch)
+    where = place()
+    versions = {package: _version(package) for package in PACKAGES}
+    table = version_findings(
+        versions,
+        colab.driver_cuda_version(),
+        wheel_cuda(),
+        where,
+        row_stack_state() if versions["numpy"] else "numpy",
+        numba_numpy_limit(),
+    )
+    found += table
     if runtime.mode == "simulator" and _on_colab():
         found.append(
             _finding(
@@ -165,8 +391,22 @@ def _findings(info) -> list[dict]:
             )
         )
     error = _smoke_kernel()
+    numpy_findings = [f for f in table if f["name"].endswith("vs numpy") and f["status"] == ERROR]
     if error is None:
         found.append(_finding("kernel", OK, f"a test kernel ran in {runtime.mode} mode"))
+    elif "row_stack" in error or (numpy_findings and "numpy" in error.lower()):
+        # The NumPy finding names the cause and its fix; say so rather than a generic failure.
+        cause = numpy_findings[0] if numpy_findings else None
+        fix = cause["fix"] if cause else _numpy_fix(where, (2, 5))
+        found.append(
+            _finding(
+                "kernel",
+                ERROR,
+                f"a test kernel failed in {runtime.mode} mode: {error}. Cause: this NumPy does not "
+                "fit numba-cuda (see the numpy line above)",
+                fix,
+            )
+        )
     elif "PTX" in error.upper():
         found.append(_finding("kernel", ERROR, error, _ptx_fix(info.driver_version)))
     else:
@@ -175,7 +415,7 @@ def _findings(info) -> list[dict]:
                 "kernel",
                 ERROR,
                 f"a test kernel failed in {runtime.mode} mode: {error}",
-                FIX_KERNEL,
+                FIX_KERNEL if where == "clone" else FIX_KERNEL_ELSEWHERE[where],
             )
         )
     problem = cupy_problem()
@@ -209,6 +449,7 @@ def diagnose() -> dict:
         "driver_cuda": f"{driver[0]}.{driver[1]}" if driver else None,
         "wheels_cuda": wheel_cuda(),
         "colab": _on_colab(),
+        "place": place(),
         "device": dataclasses.asdict(info) | {"summary": info.summary()},
         "versions": {"python": platform.python_version()}
         | {package: _version(package) for package in PACKAGES},
@@ -218,13 +459,14 @@ def diagnose() -> dict:
 
 def render(report: dict) -> str:
     """The report as text for a terminal or a notebook cell."""
-    versions = ", ".join(f"{k} {v or 'not installed'}" for k, v in report["versions"].items())
+    width = max(len(k) for k in report["versions"])
     lines = [
         "GPU course doctor",
         f"  mode: {report['mode']} ({report['mode_reason']})",
         f"  device: {report['device']['summary']}",
         f"  driver supports CUDA: {report.get('driver_cuda') or 'no driver'}",
-        f"  versions: {versions}",
+        "  versions:",
+        *(f"    {k:<{width}} {v or 'not installed'}" for k, v in report["versions"].items()),
     ]
     for finding in report["findings"]:
         lines.append(f"[{finding['status']}] {finding['name']}: {finding['detail']}")
@@ -251,6 +493,29 @@ def catalogue() -> list[tuple[str, str]]:
             _ptx_fix("12.4", cu13),
         ),
         ("numba is installed without numba-cuda, which provides numba.cuda", FIX_NUMBA_CUDA),
+    ]
+    numpy_25 = {"numpy": "2.5.2", "numba-cuda": "0.30.4", "numba": "0.68.1"}
+    for where in ("clone", "colab"):
+        for f in version_findings(numpy_25, None, {}, where, "missing"):
+            if f["status"] == ERROR:
+                problems.append(
+                    (
+                        f"{f['detail']} "
+                        f"({'on Colab' if where == 'colab' else 'in a clone of the course'})",
+                        f["fix"],
+                    )
+                )
+    numpy_26 = {"numpy": "2.6.0", "numba": "0.68.1"}
+    for f in version_findings(numpy_26, None, {}, "clone", numpy_limit=(2, 5)):
+        if f["status"] == ERROR:
+            problems.append((f["detail"], f["fix"]))
+    both = {"cupy-cuda12x": "14.2.0", "cupy-cuda13x": "14.2.0"}
+    for where in ("clone", "colab"):
+        for f in version_findings(both, (12, 4), {}, where):
+            if f["name"] == "CuPy builds":
+                place_name = "on Colab" if where == "colab" else "in a clone of the course"
+                problems.append((f"{f['detail']} ({place_name})", f["fix"]))
+    problems += [
         ("On Colab, the session has no GPU: kernels run on the simulator", FIX_COLAB_GPU),
         ("A test kernel fails for another reason", FIX_KERNEL),
         ("In GPU mode, CuPy cannot use the GPU (notebooks use NumPy instead)", FIX_CUPY),

@@ -134,3 +134,92 @@ def test_installed_wheels_are_read_from_metadata():
     wheels = doctor.wheel_cuda()
     assert set(wheels) <= {"cuda-bindings", "cupy-cuda12x", "cupy-cuda13x", "torch"}
     assert all(major in (12, 13) for major in wheels.values())
+
+
+# --- the version table: pairs known to break, checked in every mode ------------------------------
+
+TESTED = {"numpy": "2.4.6", "numba": "0.68.1", "numba-cuda": "0.30.4", "torch": "2.13.0"}
+NUMPY_2_5 = TESTED | {"numpy": "2.5.2"}
+
+
+def _table(versions, driver=None, wheels=None, where="clone", row_stack="numpy", limit=(2, 5)):
+    found = doctor.version_findings(versions, driver, wheels or {}, where, row_stack, limit)
+    return {f["name"]: f for f in found}
+
+
+def test_the_tested_set_passes_every_row_of_the_table():
+    table = _table(TESTED, (13, 0), CU13_WHEELS)
+    assert set(table) == {
+        "numba-cuda vs numpy",
+        "numba vs numpy",
+        "CUDA versions",
+        "torch vs driver",
+    }
+    assert all(f["status"] == "ok" for f in table.values())
+
+
+def test_numpy_2_5_without_row_stack_is_an_error_with_a_fix_for_where_you_are():
+    clone = _table(NUMPY_2_5, row_stack="missing")["numba-cuda vs numpy"]
+    assert clone["status"] == "error" and "row_stack" in clone["detail"]
+    assert "make lab" in clone["fix"]
+    on_colab = _table(NUMPY_2_5, where="colab", row_stack="missing")["numba-cuda vs numpy"]
+    assert "`!pip install 'numpy<2.5'`" in on_colab["fix"]
+    assert "Restart session" in on_colab["fix"] and "make" not in on_colab["fix"]
+    elsewhere = _table(NUMPY_2_5, where="pip", row_stack="missing")["numba-cuda vs numpy"]
+    assert "`pip install 'numpy<2.5'`" in elsewhere["fix"]
+
+
+def test_numpy_2_5_with_the_courses_stub_works_and_says_why():
+    finding = _table(NUMPY_2_5, row_stack="stub")["numba-cuda vs numpy"]
+    assert finding["status"] == "ok" and "stand-in" in finding["detail"]
+    newer = NUMPY_2_5 | {"numba-cuda": "0.31.0"}  # a numba-cuda that no longer registers it
+    assert _table(newer, row_stack="missing")["numba-cuda vs numpy"]["status"] == "ok"
+
+
+def test_a_numpy_newer_than_numba_accepts_is_an_error():
+    finding = _table(TESTED | {"numpy": "2.6.0"}, limit=(2, 5))["numba vs numpy"]
+    assert finding["status"] == "error" and "up to 2.5" in finding["detail"]
+    on_colab = _table(TESTED | {"numpy": "2.6.0"}, where="colab")["numba vs numpy"]
+    assert "'numpy<2.6'" in on_colab["fix"]
+
+
+def test_the_installed_numba_says_which_numpy_it_accepts():
+    limit = doctor.numba_numpy_limit()
+    assert limit is not None and limit >= (2, 4)  # read from numba's own import check
+
+
+def test_two_cupy_builds_are_an_error():
+    both = TESTED | {"cupy-cuda12x": "14.2.0", "cupy-cuda13x": "14.2.0"}
+    clone = _table(both, (12, 4))["CuPy builds"]
+    assert clone["status"] == "error" and "make lab" in clone["fix"]
+    on_colab = _table(both, (12, 4), where="colab")["CuPy builds"]
+    assert "!pip uninstall -y cupy-cuda13x" in on_colab["fix"]
+
+
+def test_torch_built_for_a_newer_cuda_than_the_driver_is_an_error():
+    table = _table(TESTED, (12, 4), CU13_WHEELS, where="colab")
+    assert table["torch vs driver"]["status"] == "error"
+    assert "Restart session" in table["torch vs driver"]["fix"]
+    assert "make lab" not in table["CUDA versions"]["fix"]
+    assert "numba-cuda[cu12]>=0.30,<0.31" in table["CUDA versions"]["fix"]
+
+
+def test_a_row_stack_failure_of_the_test_kernel_names_numpy(monkeypatch):
+    monkeypatch.setattr(
+        doctor,
+        "_smoke_kernel",
+        lambda: "AttributeError: module 'numpy' has no attribute 'row_stack'",
+    )
+    monkeypatch.setattr(doctor, "place", lambda: "colab")
+    finding = _finding(doctor.diagnose(), "kernel")
+    assert finding["status"] == "error" and "NumPy does not fit numba-cuda" in finding["detail"]
+    assert "numpy<2.5" in finding["fix"] and "make lab" not in finding["fix"]
+
+
+def test_the_doctor_knows_where_it_runs(monkeypatch):
+    assert doctor.place() == "clone"  # this repository, with its Makefile
+    monkeypatch.setattr(doctor, "_on_colab", lambda: True)
+    assert doctor.place() == "colab"
+    report = doctor.diagnose()
+    assert report["place"] == "colab"
+    assert {f["name"] for f in report["findings"]} >= {"numba-cuda vs numpy", "numba vs numpy"}
