@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 
 import numpy as np
 from numba import cuda  # gpu_utils is imported first (gu.latency), so the mode is settled
@@ -50,6 +51,7 @@ __all__ = [
     "chase_footprint",
     "chase_ns",
     "chase_steps",
+    "loads_per_loop",
     "loads_per_thread",
     "pointer_chain",
     "pointer_chase",
@@ -274,3 +276,25 @@ def read_gbps(n: int, blocks: int, threads: int, ilp: int) -> float:
     assert np.isclose(total, host.sum(dtype=np.float64), rtol=1e-4), "the read kernel is wrong"
     result = bench(lambda: kernel[blocks, threads](d_x, d_out))
     return 4 * n / result.median / 1e9  # bytes read per second
+
+
+def loads_per_loop(
+    kernel, signature: str = "void(float32[::1], float32[::1])", compute_capability=(9, 0)
+) -> int:
+    """Global loads in one pass of the kernel's busiest loop, as compiled (``gu.ptx``, no GPU
+    needed): the most ``ld.global`` instructions between a loop's label and its branch back.
+
+    Little's law counts the loads actually in flight, and the compiler decides how many there
+    are: NVVM unrolls a simple grid-stride loop, so a kernel written with one load per pass may
+    issue several before it needs the first.
+    """
+    from .ptx import compile_kernel
+
+    ptx = compile_kernel(kernel, signature, compute_capability).ptx
+    labels = {m.group(1): m.end() for m in re.finditer(r"^(\$L__BB\w+):", ptx, flags=re.M)}
+    most = 0
+    for branch in re.finditer(r"\bbra(?:\.uni)?\s+(\$L__BB\w+);", ptx):
+        start = labels.get(branch.group(1))
+        if start is not None and start < branch.start():  # a branch back: a loop
+            most = max(most, ptx[start : branch.start()].count("ld.global"))
+    return most

@@ -61,3 +61,86 @@ def test_benchmark_scripts_refuse_on_the_simulator(script, root):
     )
     assert done.returncode == 2
     assert "needs an NVIDIA GPU" in done.stderr and "nothing was written" in done.stderr
+
+
+# --- the committed recordings: schema, and shown with their provenance ------------------------
+
+ROWS = {  # recording -> (where its rows are, the fields every row has)
+    "ch01_cpu_vs_gpu": (("rows",), {"op", "backend", "size", "seconds", "q1", "q3"}),
+    "ch03_transfers": (("rows",), {"n", "step", "bytes", "median_s", "q1_s", "q3_s", "gb_per_s"}),
+    "ch03_streams": (("overlap", "rows"), {"chunks", "streams", "median_s", "model_s"}),
+    "ch04_latency": (("occupancy",), {"ilp", "warps_per_sm", "gb_per_s"}),
+    "ch06_tensor_cores": (("rows",), {"format", "size", "seconds", "flops_per_s"}),
+    "ch07_cpu_vs_gpu": (("rows",), {"device", "op", "dtype", "size", "seconds", "flops_per_s"}),
+    "ch08_collectives_shared_gpu": ((), {"op", "nbytes", "world_size", "backend", "seconds"}),
+    "trace_vs_ncu": ((), {"kernel", "metric", "trace", "ncu"}),
+}
+RECORDED = sorted(p.stem for p in reference.DATA_DIR.glob("*.json"))
+
+
+def _rows(recording):
+    where, _ = ROWS[recording.name]
+    rows = recording.results
+    for key in where:
+        rows = rows[key]
+    return rows
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_every_recording_names_its_device_date_and_command(name):
+    import datetime
+
+    recording = reference.load(name)
+    assert recording.device.startswith("NVIDIA "), "the device as the driver names it"
+    datetime.date.fromisoformat(recording.date)
+    script = name.removesuffix("_shared_gpu").removesuffix("_nccl")
+    assert f"benchmarks/{script}.py" in recording.command
+    if name in ROWS:
+        rows = _rows(recording)
+        assert rows, f"{name}: no rows"
+        fields = ROWS[name][1]
+        for row in rows:
+            assert fields <= set(row), f"{name}: a row lacks {sorted(fields - set(row))}"
+            times = [v for k, v in row.items() if k in ("seconds", "median_s")]
+            assert all(t > 0 for t in times), f"{name}: a time that is not positive: {row}"
+
+
+def test_the_chase_is_never_stored_as_dram_latency():
+    """The first H100 chase measured the L2 for every size from 1 MiB to 1 GiB; it may only be
+    kept as the old method's figures. A chase stored as `pointer_chase` must have touched at
+    least four L2s per timed run at its DRAM sizes (gu.latency.chase_footprint)."""
+    recording = reference.load("ch04_latency")
+    if recording is None:
+        pytest.skip("no ch04_latency recording")
+    results = recording.results
+    for row in results.get("pointer_chase", []):
+        assert row["footprint_bytes"] == gu.latency.chase_footprint(row["bytes"], row["steps"])
+        if row["bytes"] >= 256 * 2**20:
+            assert row["footprint_bytes"] >= 4 * results["l2_bytes"]
+    old = results.get("pointer_chase_old_method")
+    if old is not None:
+        assert "NOT DRAM" in old["note"] and old["steps"] == 1 << 16
+
+
+def _outputs(path) -> str:
+    notebook = json.loads(path.read_text())
+    texts = []
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            text = output.get("text") or output.get("data", {}).get("text/plain") or ""
+            texts.append(text if isinstance(text, str) else "".join(text))
+    return "\n".join(texts)
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_a_notebook_shows_each_recording_with_device_date_and_command(name, root):
+    """On the simulator the notebooks are executed and committed: the stored outputs of at
+    least one notebook or solution must print this recording's caption."""
+    recording = reference.load(name)
+    shown = [
+        path.name
+        for folder in ("notebooks", "solutions")
+        for path in sorted((root / folder).glob("*.ipynb"))
+        if all(s in _outputs(path) for s in (recording.device, recording.date, recording.command))
+    ]
+    assert shown, f"no stored notebook output shows {name} with its device, date and command"
