@@ -25,8 +25,11 @@ import contextlib
 import importlib
 import inspect
 import io
+import os
+import re
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -35,14 +38,17 @@ import torch
 
 __all__ = [
     "MODULES",
+    "OutOfMemory",
     "SlowTokenizingDataset",
     "Throughput",
     "WindowDataset",
+    "bytes_or_oom",
     "compare",
     "corpus",
     "decode",
     "documents",
     "encode",
+    "fits",
     "forward_checkpointed",
     "get_batch",
     "measure",
@@ -51,6 +57,7 @@ __all__ = [
     "pad_documents",
     "plot_speedups",
     "progress",
+    "quiet_profiler_log",
     "saved_tensor_bytes",
     "speedup_table",
     "split",
@@ -112,10 +119,12 @@ def encode(text: str) -> torch.Tensor:
     return torch.frombuffer(bytearray(text.encode("utf-8")), dtype=torch.uint8).long()
 
 
-def decode(tokens: torch.Tensor | Iterable[int]) -> str:
-    """Text from byte tokens (invalid UTF-8, which a sampled model can produce, is replaced)."""
+def decode(tokens: torch.Tensor | Iterable[int], errors: str = "replace") -> str:
+    """Text from byte tokens. A byte-level model can sample bytes that are not valid UTF-8 (a
+    multi-byte character cut short, a stray continuation byte): ``errors="replace"`` shows each
+    as U+FFFD, ``errors="ignore"`` drops them (what a generated sample should print)."""
     values = tokens.tolist() if isinstance(tokens, torch.Tensor) else list(tokens)
-    return bytes(values).decode("utf-8", errors="replace")
+    return bytes(values).decode("utf-8", errors=errors)
 
 
 def split(data: torch.Tensor, val_fraction: float = 0.1) -> tuple[torch.Tensor, torch.Tensor]:
@@ -325,7 +334,7 @@ def plot_speedups(results: Mapping[str, Throughput], baseline: str, ax=None, tit
 
 
 class _TextBar:
-    """A minimal stand-in for tqdm (used only when tqdm is not installed): a line on stderr."""
+    """A minimal stand-in for tqdm (used only when tqdm is not installed): a line on stdout."""
 
     def __init__(self, iterable, total: int | None = None, desc: str = "") -> None:
         self.iterable, self.desc, self.postfix = iterable, desc, ""
@@ -344,19 +353,70 @@ class _TextBar:
                 print(
                     f"\r{self.desc} [{bar:<20}] {i}/{self.total} {rate:.1f} it/s {self.postfix}",
                     end="",
-                    file=sys.stderr,
+                    file=sys.stdout,
                     flush=True,
                 )
-        print(file=sys.stderr)
+        print(file=sys.stdout)
+
+
+def _in_notebook_with_widgets() -> bool:
+    """True inside a Jupyter kernel (not a terminal IPython) where ipywidgets can be imported."""
+    shell = sys.modules.get("IPython")
+    shell = shell.get_ipython() if shell is not None else None
+    if shell is None or "IPKernelApp" not in getattr(shell, "config", {}):
+        return False
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def progress(iterable, total: int | None = None, desc: str = ""):
-    """A tqdm progress bar (text, to stderr) over ``iterable``; a plain text bar without tqdm."""
+    """A progress bar over ``iterable``: tqdm's notebook widget inside Jupyter when ipywidgets is
+    installed; elsewhere tqdm's text bar, or a plain text bar without tqdm. The text forms print to
+    stdout, so that a notebook without widgets does not show them as an error (stderr) box."""
     try:
+        if _in_notebook_with_widgets():
+            from tqdm.notebook import tqdm
+
+            return tqdm(iterable, total=total, desc=desc)
         from tqdm import tqdm
     except ImportError:
         return _TextBar(iterable, total, desc)
-    return tqdm(iterable, total=total, desc=desc, mininterval=0.5)
+    return tqdm(iterable, total=total, desc=desc, mininterval=0.5, file=sys.stdout)
+
+
+#: The lines kineto (torch.profiler's C++ library) writes to the process's stderr when a profile
+#: starts and stops, e.g. "USDT:2026-11-24 03:00:15 3583:3583 SyncActivityProfilerHandler.cpp:52]
+#: profiler_start": bookkeeping, not errors.
+_KINETO_LINE = re.compile(r"^(USDT|STAGE):\S+ \S+ \d+:\d+ \w+\.cpp:\d+\] ")
+
+
+@contextlib.contextmanager
+def quiet_profiler_log():
+    """Hide kineto's start/stop lines while a ``torch.profiler.profile`` runs inside this block.
+
+    They go to file descriptor 2 (written by C++, not through ``sys.stderr``), which Jupyter shows
+    in a pink box as if something had failed. The block's fd-2 output is collected in a temporary
+    file; every line that is not one of kineto's bookkeeping lines is written on to ``sys.stderr``
+    afterwards, so a real warning or error still shows.
+    """
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            text = captured.read().decode("utf-8", errors="replace")
+            kept = [line for line in text.splitlines(True) if not _KINETO_LINE.match(line)]
+            if kept:
+                sys.stderr.write("".join(kept))
 
 
 def forward_checkpointed(model, idx: torch.Tensor, targets: torch.Tensor, kept: list | None = None):
@@ -406,6 +466,28 @@ def saved_tensor_bytes(
     with torch.autograd.graph.saved_tensors_hooks(pack_hook, lambda t: t):
         out = fn()
     return sum(seen.values()), out
+
+
+#: What running out of device memory raises (``torch.cuda.OutOfMemoryError`` in older releases).
+OutOfMemory = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)
+
+
+def bytes_or_oom(measure: Callable[[int], int], batch: int) -> int | None:
+    """``measure(batch)``, the bytes a batch needs, or None when measuring it ran out of device
+    memory. On a GPU that other processes share (a workshop server, a shared cloud GPU) the
+    measurement itself can fail before the budget is reached: that batch does not fit either."""
+    try:
+        return measure(batch)
+    except OutOfMemory:
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.empty_cache()  # give back what the failed attempt had reserved
+        return None
+
+
+def fits(measure: Callable[[int], int], batch: int, budget: float) -> bool:
+    """Whether ``batch`` fits in ``budget`` bytes: measured within it, and no out-of-memory."""
+    total = bytes_or_oom(measure, batch)
+    return total is not None and total <= budget
 
 
 def noise_scale(

@@ -131,12 +131,71 @@ def test_noise_scale_recovers_a_known_case():
     assert (b_simple, g2, trace) == pytest.approx((20.0, 2.0, 40.0))
 
 
-def test_progress_falls_back_to_a_text_bar(capsys, monkeypatch):
+def test_progress_falls_back_to_a_text_bar_on_stdout(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm", None)  # as if tqdm were not installed
     bar = T.progress(range(5), desc="t")
     bar.set_postfix(loss="1.0")
     assert list(bar) == list(range(5))
-    assert "5/5" in capsys.readouterr().err
+    out = capsys.readouterr()
+    assert "5/5" in out.out and out.err == ""  # stdout: no error-coloured box in a notebook
+
+
+def test_progress_outside_a_notebook_is_tqdm_text_on_stdout(capsys):
+    assert not T._in_notebook_with_widgets()  # pytest is no Jupyter kernel
+    assert list(T.progress(range(3), desc="t")) == [0, 1, 2]
+    out = capsys.readouterr()
+    assert "3/3" in out.out and out.err == ""
+
+
+def test_progress_in_a_jupyter_kernel_with_ipywidgets_is_the_notebook_widget(monkeypatch):
+    import types
+
+    import tqdm.notebook
+
+    class WidgetBar:  # stands in for tqdm.notebook.tqdm, which needs a live kernel to draw
+        def __init__(self, iterable, total=None, desc=""):
+            self.iterable = iterable
+
+    shell = types.SimpleNamespace(config={"IPKernelApp": {}})
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
+    monkeypatch.setattr(tqdm.notebook, "tqdm", WidgetBar)
+    assert isinstance(T.progress(range(3)), WidgetBar)
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # widgets absent: the text form
+    assert not T._in_notebook_with_widgets()
+    assert not isinstance(T.progress(range(3), desc="t"), WidgetBar)
+
+
+def test_decode_can_drop_a_cut_multibyte_character():
+    tokens = T.encode("café")[:-1]  # the last character's second byte is missing
+    assert T.decode(tokens).endswith("\ufffd")
+    assert T.decode(tokens, errors="ignore") == "caf"
+
+
+def test_quiet_profiler_log_hides_kinetos_lines_and_passes_others_on(capfd):
+    with T.quiet_profiler_log():
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+            torch.ones(4).sum()
+        os.write(2, b"USDT:2026-11-24 03:00:15 3583:3583 SyncActivityProfilerHandler.cpp:52] x\n")
+        os.write(2, b"a real warning\n")
+    err = capfd.readouterr().err
+    assert "USDT" not in err and "profiler_st" not in err
+    assert "a real warning" in err
+
+
+def test_an_out_of_memory_counts_as_does_not_fit():
+    budget = 1000
+
+    def fake_measure(batch):  # 100 bytes per example; the device fails at 8 and more
+        if batch >= 8:
+            raise T.OutOfMemory("CUDA out of memory. Tried to allocate 2.00 MiB")
+        return 100 * batch
+
+    assert T.bytes_or_oom(fake_measure, 5) == 500 and T.fits(fake_measure, 5, budget)
+    assert T.bytes_or_oom(fake_measure, 8) is None
+    assert not T.fits(fake_measure, 8, budget)  # an out-of-memory below the budget: no fit
+    assert not T.fits(fake_measure, 7, 600)  # over the budget, no error: no fit either
+    with pytest.raises(ValueError):  # any other error is the learner's to see
+        T.bytes_or_oom(lambda b: int("x"), 1)
 
 
 # --- the training script ------------------------------------------------------------------------
