@@ -23,7 +23,9 @@ from . import specs
 
 __all__ = [
     "NCCL_2_4_BLOG",
+    "NCCL_LATENCY",
     "NCCL_TESTS",
+    "NCCL_TUNING",
     "OPS",
     "PATARASUK_YUAN_2009",
     "RABENSEIFNER_2004",
@@ -35,8 +37,10 @@ __all__ = [
     "algorithm_bandwidth",
     "bus_bandwidth",
     "bus_bandwidth_factor",
+    "cluster_time",
     "estimate_time",
     "fit_alpha_beta",
+    "latency",
     "measure",
     "rabenseifner_time",
     "recorded",
@@ -74,6 +78,15 @@ SCALING_BOOK = (
     "J. Austin et al., 'How to Scale Your Model' (2025), Part 12 'How to Think About GPUs', "
     "section 'How Do Collectives Work on GPUs?' (jax-ml.github.io/scaling-book/gpus)"
 )
+NCCL_TUNING = (
+    "NVIDIA NCCL, src/graph/tuning.cc (github.com/NVIDIA/nccl, 2.2x releases): the latency model "
+    "NCCL itself uses to pick an algorithm, tables baseLat and hwLat, Simple protocol"
+)
+
+#: Latencies in seconds of NCCL's own tuning model (NCCL_TUNING), Simple protocol: ``base`` once
+#: per collective, then per ring step ``NVLink`` (a hop inside a node) or ``network`` (a hop
+#: between nodes, InfiniBand or RoCE); the tree's network hop is the same 14 us there.
+NCCL_LATENCY = {"base": 8.4e-6, "NVLink": 3.4e-6, "network": 14.0e-6}
 
 
 def _check(op: str, nbytes: float, n: int) -> None:
@@ -271,6 +284,58 @@ def estimate_time(
     inside = nbytes * share(per_node) / spec.nvlink_bandwidth
     across = nbytes * share(nodes) / (per_node * spec.network_bandwidth) if nodes > 1 else 0.0
     return max(inside, across)
+
+
+def latency(op: str, n_gpus: int, *, gpus_per_node: int = 8) -> float:
+    """Seconds of latency (the alpha terms) of one ``op`` over ``n_gpus`` GPUs, as NCCL models it.
+
+    NCCL_TUNING's ring: ``base`` + one hop latency per step, the ring's (n-1) steps for an
+    all-gather, reduce-scatter or all-to-all and 2 (n-1) for an all-reduce, of which (M-1), or
+    2 (M-1), cross between the M nodes at the ``network`` latency and the rest stay on NVLink.
+    An all-reduce may instead take NCCL's tree, 2 ((D-1) NVLink + log2(M) network) hop
+    latencies for D GPUs per node; the smaller of the two is taken (NCCL picks per size, and
+    the tree wins where latency matters). Broadcast and reduce: a pipelined ring, base + hops.
+    Values in :data:`NCCL_LATENCY`.
+    """
+    _check(op, 0, n_gpus)
+    if n_gpus == 1:
+        return 0.0
+    per_node = min(n_gpus, gpus_per_node)
+    nodes = math.ceil(n_gpus / per_node)
+    lat = NCCL_LATENCY
+    steps = 2 * (n_gpus - 1) if op == "all_reduce" else n_gpus - 1
+    inter = (2 if op == "all_reduce" else 1) * (nodes - 1)
+    ring = lat["base"] + (steps - inter) * lat["NVLink"] + inter * lat["network"]
+    if op != "all_reduce":
+        return ring
+    tree = lat["base"] + 2 * (
+        (per_node - 1) * lat["NVLink"] + math.ceil(math.log2(nodes)) * lat["network"]
+    )
+    return min(ring, tree)
+
+
+def cluster_time(
+    op: str,
+    nbytes: float,
+    n_gpus: int,
+    *,
+    gpu: str = "H100-SXM",
+    gpus_per_node: int = 8,
+    messages: int = 1,
+) -> float:
+    """Seconds for ``op`` on ``nbytes`` sent as ``messages`` collectives of equal size: the
+    bandwidth time of :func:`estimate_time` plus ``messages`` x :func:`latency`.
+
+    The alpha-beta model at cluster scale: many small collectives (a parameter gathered tensor
+    by tensor, gradients in buckets) pay the latency once each, and a ring's latency grows with
+    the number of ranks, so at thousands of GPUs it can outweigh the bytes.
+    """
+    if messages < 1:
+        raise ValueError(f"messages must be at least 1, got {messages!r}")
+    if n_gpus == 1 or nbytes == 0:
+        return 0.0
+    bandwidth = estimate_time(op, nbytes, n_gpus, gpu=gpu, gpus_per_node=gpus_per_node)
+    return bandwidth + messages * latency(op, n_gpus, gpus_per_node=gpus_per_node)
 
 
 # --- measuring on this machine, through gu.dist ------------------------------------------------

@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 RECOMPUTE = ("none", "selective", "full")
+ATTENTION = ("eager", "flash")
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,10 @@ class GPTConfig:
     ``recompute``: "none"; "selective" recomputes the attention core (QK^T, softmax, times V) in
     the backward pass, Korthikanti et al. 2022 section 5; "full" recomputes each whole block from
     its input (the checkpointing of Chen et al. 2016).
+    ``attention``: "eager" writes the attention core out (QK^T, mask, softmax, times V), so
+    autograd keeps the s x s scores as Korthikanti et al. count them; "flash" calls PyTorch's
+    fused ``scaled_dot_product_attention`` (FlashAttention, Dao et al. 2022), which keeps only
+    its output and one log-sum-exp per head and token (``gu.memory``, ``attention="flash"``).
     """
 
     vocab_size: int = 256
@@ -56,8 +61,11 @@ class GPTConfig:
     dropout: float = 0.0
     fused_qkv: bool = True
     recompute: str = "none"
+    attention: str = "eager"
 
     def __post_init__(self) -> None:
+        if self.attention not in ATTENTION:
+            raise ValueError(f"attention must be one of {ATTENTION}, got {self.attention!r}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
         if self.recompute not in RECOMPUTE:
@@ -103,7 +111,11 @@ class CausalSelfAttention(nn.Module):
             q, k, v = self.q(x), self.k(x), self.v(x)
         q, k, v = (t.view(b, s, a, h // a).transpose(1, 2) for t in (q, k, v))
         p = self.config.dropout
-        if self.config.recompute == "selective" and torch.is_grad_enabled():
+        if self.config.attention == "flash":
+            y = F.scaled_dot_product_attention(
+                q, k, v, dropout_p=p if self.training else 0.0, is_causal=True
+            )
+        elif self.config.recompute == "selective" and torch.is_grad_enabled():
             y = checkpoint(_attention_core, q, k, v, p, self.training, use_reentrant=True)
         else:
             y = _attention_core(q, k, v, p, self.training)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "DAO_2022",
     "KORTHIKANTI_2022",
     "KWON_2023",
     "ZERO_2020",
@@ -47,12 +48,17 @@ KORTHIKANTI_2022 = (
     "V. Korthikanti et al., 'Reducing Activation Recomputation in Large Transformer Models', "
     "MLSys 2023 (arXiv:2205.05198)"
 )
+DAO_2022 = (
+    "T. Dao, D. Y. Fu, S. Ermon, A. Rudra and C. Re, 'FlashAttention: Fast and Memory-Efficient "
+    "Exact Attention with IO-Awareness', NeurIPS 2022 (arXiv:2205.14135)"
+)
 KWON_2023 = (
     "W. Kwon et al., 'Efficient Memory Management for Large Language Model Serving with "
     "PagedAttention', SOSP 2023 (arXiv:2309.06180)"
 )
 
 RECOMPUTE = ("none", "selective", "full")
+ATTENTION = ("eager", "flash")
 
 
 @dataclass(frozen=True)
@@ -119,6 +125,7 @@ def activation_bytes_per_layer(
     sequence_parallel: bool = False,
     recompute: str = "none",
     dropout_masks: bool = True,
+    attention: str = "eager",
 ) -> float:
     """Bytes of activations one transformer layer keeps for its backward pass (KORTHIKANTI_2022).
 
@@ -145,9 +152,22 @@ def activation_bytes_per_layer(
     output that attention-over-V uses is the one already counted, and eq. 1 becomes
     sbh (32 + 2as/h). This is what a PyTorch model with dropout 0 saves (see
     :func:`measure_saved_activations`).
+
+    ``attention="flash"`` counts a fused attention kernel (DAO_2022) instead of the paper's
+    attention written out (``"eager"``, the default: the formula as published). The 5as/h term
+    of eq. 1 is exactly the s x s part (QK^T's softmax output 2as^2b, its dropout mask as^2b and
+    the dropout output 2as^2b); FlashAttention never stores it: its backward recomputes the
+    scores from Q, K, V (already counted) and the softmax statistics it saved, one fp32
+    log-sum-exp per head and token (4ab s bytes, 4a/h x sbh), DAO_2022 section 3.1 and
+    Algorithm 2. So flash is selective recompute's memory plus that sliver, and
+    ``recompute="selective"`` changes nothing more. One 4096-token sequence through a 7B-shaped
+    model without dropout (h = 4096, a = 32, 32 layers) keeps 32 + 2as/h = 96 sbh per layer
+    eager, 48 GiB in all, and 32 + 4a/h = 32.03 sbh with flash, 16 GiB.
     """
     if recompute not in RECOMPUTE:
         raise ValueError(f"recompute must be one of {RECOMPUTE}, got {recompute!r}")
+    if attention not in ATTENTION:
+        raise ValueError(f"attention must be one of {ATTENTION}, got {attention!r}")
     if tp < 1 or hidden % tp or n_heads % tp:
         raise ValueError(f"tp={tp} must divide hidden ({hidden}) and n_heads ({n_heads})")
     s, b, h, a, t = seq_len, micro_batch, hidden, n_heads, tp
@@ -161,7 +181,9 @@ def activation_bytes_per_layer(
     replicated = 10.0 if dropout_masks else 8.0
     split = 24.0
     attention_core = (5.0 if dropout_masks else 2.0) * a * s / h  # x sbh; 5as^2b / sbh
-    if recompute == "selective":
+    if attention == "flash":  # no s x s tensor kept: the fp32 log-sum-exp per head and token
+        attention_core = 4.0 * a / h
+    elif recompute == "selective":
         attention_core = 0.0
     if sequence_parallel:
         return sbh / t * (replicated + split + attention_core)
@@ -180,6 +202,7 @@ def activation_bytes(
     sequence_parallel: bool = False,
     recompute: str = "none",
     in_flight: int | None = None,
+    attention: str = "eager",
 ) -> float:
     """Activation bytes on the busiest GPU: layers/pp layers x the micro-batches in flight.
 
@@ -187,7 +210,8 @@ def activation_bytes(
     "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC 2021,
     section 2.2.1), so the total is L/p x p = L layers' worth, KORTHIKANTI_2022 section 4.2.3
     equation 5 (which leaves out the embedding and output layer). ``in_flight`` overrides the
-    number of micro-batches held (GPipe holds all m of them).
+    number of micro-batches held (GPipe holds all m of them). ``attention``: see
+    :func:`activation_bytes_per_layer`.
     """
     held = pp if in_flight is None else in_flight
     per_layer = activation_bytes_per_layer(
@@ -198,6 +222,7 @@ def activation_bytes(
         tp=tp,
         sequence_parallel=sequence_parallel,
         recompute=recompute,
+        attention=attention,
     )
     return per_layer * layers / pp * held
 
@@ -246,6 +271,7 @@ def measure_saved_activations(
     dropout: float = 0.0,
     dtype=None,
     seed: int = 0,
+    attention: str = "eager",
 ) -> ActivationMeasurement:
     """Run one ``gu.gpt.Block`` forward on CPU and count the bytes autograd saves for backward.
 
@@ -263,6 +289,8 @@ def measure_saved_activations(
     dropout masks and the dropout output appear, and the formula compared is the paper's own,
     sbh (34 + 5as/h); PyTorch's CPU dropout keeps its masks in the activations' dtype (2 bytes
     per element in bf16) where the paper counts 1 byte, so as^2b + 2sbh more are measured.
+    ``attention="flash"`` runs the block with PyTorch's fused attention and compares with the
+    flash formula (tests/test_memory.py checks what is saved beyond it).
     """
     import torch
 
@@ -276,6 +304,7 @@ def measure_saved_activations(
         n_layers=1,
         recompute=recompute,
         dropout=dropout,
+        attention=attention,
     )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -300,7 +329,13 @@ def measure_saved_activations(
             y = block(x)
     y.float().sum().backward()  # the saved tensors were usable
     formula = activation_bytes_per_layer(
-        seq_len, micro_batch, hidden, n_heads, recompute=recompute, dropout_masks=dropout > 0
+        seq_len,
+        micro_batch,
+        hidden,
+        n_heads,
+        recompute=recompute,
+        dropout_masks=dropout > 0,
+        attention=attention,
     )
     items = list(saved.values())
     return ActivationMeasurement(sum(n for *_, n in items), formula, items)

@@ -2,42 +2,58 @@
 how long a step takes (chapter 10).
 
 :func:`evaluate` scores one layout; :func:`plan` enumerates them (DP x TP x PP, ZeRO stage,
-micro-batch size, activation recompute) and sorts them, fitting layouts fastest first. The cost
-model, and where each piece comes from:
+micro-batch size, activation recompute, virtual pipeline stages) and sorts them, fitting layouts
+fastest first. The cost model, and where each piece comes from:
 
 * memory per GPU: ``gu.memory`` (ZeRO's model states for the parameters a GPU holds,
-  Korthikanti et al. 2022 for activations, 1F1B holding ``pp`` micro-batches on the first stage),
-  compared with ``usable_memory`` x the GPU's HBM from ``gu.specs``;
+  Korthikanti et al. 2022 for activations, with ``attention="flash"`` by default: a fused
+  attention kernel keeps no s x s scores, Dao et al. 2022), the micro-batches in flight on the
+  first pipeline stage (1F1B: min(p, m); interleaved: min(v m, v p + p - 1) model chunks, as
+  Megatron-LM's schedule and ``gu.pipeline.interleaved`` warm up), compared with
+  ``usable_memory`` x the GPU's HBM from ``gu.specs``;
 * compute time: the hardware FLOPs of ``gu.flops`` (6N + 12 L H Q T per token, 8N + 16 L H Q T
   with full recompute) at an assumed fraction ``mfu`` of the dense peak of ``gu.specs``, on the
   busiest pipeline stage (ceil(L/p) layers);
-* pipeline bubble: a fraction (p - 1)/(m + p - 1) of the step idles (GPipe and 1F1B, Huang et
-  al. 2019; Narayanan et al. 2021 section 2.2), so the pipelined time is compute x (m + p - 1)/m;
+* pipeline bubble: a fraction (p - 1)/(v m + p - 1) of the step idles (GPipe and 1F1B, Huang et
+  al. 2019; Narayanan et al. 2021 section 2.2);
+* every collective costs its bandwidth time (``gu.collectives.estimate_time``) plus its latency
+  per message, NCCL's own per-hop figures (``gu.collectives.cluster_time``: 3.4 us per NVLink
+  hop, 14 us per network hop, 8.4 us per call, NVIDIA NCCL src/graph/tuning.cc); a ring of n
+  ranks pays n - 1 hops, so thousands of small collectives over thousands of GPUs cost seconds;
 * tensor parallelism (Megatron, Shoeybi et al. 2019 section 3; with sequence parallelism,
-  Korthikanti et al. 2022 section 4.2.2): per layer and micro-batch, the equivalent of two
-  all-reduces of the s x b x h activations forward and two backward (three of each with full
-  recompute), timed with ``gu.collectives.estimate_time`` and overlapped with the layer's
-  matmuls, as the rooflines of J. Austin et al., "How to Scale Your Model" (2025), part 12
-  "How to Think About GPUs", section "Rooflines for LLM Scaling on GPUs", assume. That is
-  optimistic: in Megatron's own layers these all-reduces sit on the critical path, and hiding
-  them takes overlapped ("collective") matmuls; ``Layout.comm_times["tp"]`` added to
-  ``step_time`` gives the pessimistic bound;
-* data parallelism: one gradient all-reduce per step (ZeRO-1: the same; ZeRO-2: reduce-scatter
-  + all-gather, the same volume), overlapped with the backward pass of the last micro-batch;
-  ZeRO-3 gathers the parameters forward and backward and reduce-scatters the gradients on every
-  micro-batch, 1.5x the volume each time (Rajbhandari et al. 2020, section 7.2.2), overlapped
-  with that micro-batch's compute. With one micro-batch and perfect overlap this is the book's
-  roofline: data parallelism stays compute-bound while tokens per GPU > C / W;
+  Korthikanti et al. 2022 section 4.2.2): per layer and micro-batch, two all-reduces of the
+  s x b x h activations forward and two backward (three each with full recompute). They sit on
+  the critical path (Megatron-LM's RowParallelLinear waits for its all-reduce), so they are
+  exposed unless ``tp_overlap=True`` (overlapped GEMMs, e.g. Transformer Engine's);
 * pipeline sends: the s x b x h activations forward and their gradient backward at each stage
-  boundary, m + p - 2 hops (the book's "Pipeline Parallelism": practically free), overlapped
-  with compute like the rest.
+  boundary (divided by t with sequence parallelism, Narayanan et al. 2021 section 4.1's
+  scatter/gather), v m + p - 2 of them on the critical path, exposed (1F1B waits for them);
+* data parallelism, per step and GPU, for Ψ the parameters a GPU holds (Rajbhandari et al.
+  2020, section 7): ZeRO-0 and ZeRO-1 all-reduce (or reduce-scatter + all-gather: the same
+  bytes) the bf16 gradients once per step, in Megatron-LM's buckets of max(40M, 1M x DP)
+  parameters (megatron/core/distributed/distributed_data_parallel_config.py, bucket_size),
+  while the last micro-batch's backward runs; ZeRO-2 reduce-scatters the gradients on *every*
+  micro-batch (it keeps only its shard, so it cannot accumulate the full gradient: m x Ψ instead
+  of Ψ) and all-gathers the updated parameters once; ZeRO-3 also all-gathers the parameters
+  for every micro-batch's forward and backward (and recomputed forward), tensor by tensor (12
+  tensors per layer, ``gu.gpt.layer_params``), so its 3 Ψ (4 Ψ with full recompute) of
+  traffic is paid m times: gradient accumulation does not amortise it. DeepSpeed refuses
+  ZeRO-2 and ZeRO-3 with pipeline parallelism (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and
+  ZeRO-3 are incompatible with pipeline parallelism"), and so does :func:`evaluate`;
+* overlap: data-parallel traffic runs on its own stream beside the compute it may hide behind
+  (the last backward for ZeRO-0/1, each micro-batch's backward for ZeRO-2, each micro-batch's
+  forward and backward for ZeRO-3); ``overlap`` (:data:`OVERLAP`) is the fraction of that
+  compute that actually hides it. 1 is the rooflines' perfect overlap (J. Austin et al., "How
+  to Scale Your Model", 2025, part 12); the default is lower, see :data:`OVERLAP`.
 
-``bound`` names what limits the step in the roofline's sense: "memory" (it does not fit),
-"NVLink" or "network" (some communication takes longer than the compute it overlaps with; the
-link with the most exposed seconds, once they exceed 1% of the step), or "compute" (all
-communication hidden; the pipeline bubble is compute time lost, reported as ``bubble``).
-``Layout.exposed`` says how many seconds each link adds, so a "network" bound that costs 2% of
-the step is told apart from one that doubles it.
+``bound`` names what limits the step: "memory" (it does not fit), "NVLink" or "network" (the
+link with the most exposed seconds, once they exceed 1% of the step), or "compute" (the pipeline
+bubble is compute time lost, reported as ``bubble``). ``Layout.exposed`` says how many seconds
+each link adds.
+
+What the model leaves out (so what it gets wrong): kernels' efficiency varies with their shapes
+(``mfu`` is one number for all layouts), the embedding and output layer's memory and time, the
+optimizer step, CPU overheads and stragglers, and network contention between jobs.
 """
 
 from __future__ import annotations
@@ -49,12 +65,16 @@ from dataclasses import dataclass, field
 from . import collectives, flops, memory, specs
 
 __all__ = [
+    "LLAMA3_SHARDING",
+    "MODELS",
+    "OVERLAP",
     "SCALING_BOOK",
     "Cluster",
     "Layout",
     "Model",
     "critical_tokens_per_gpu",
     "evaluate",
+    "format_seconds",
     "plan",
 ]
 
@@ -63,13 +83,31 @@ SCALING_BOOK = (
     "section 'Rooflines for LLM Scaling on GPUs' (jax-ml.github.io/scaling-book/gpus)"
 )
 RECOMPUTE = ("none", "selective", "full")
+ATTENTION = ("flash", "eager")
 EXPOSED_TOLERANCE = 0.01  # exposed communication under 1% of the step does not name the bound
+TENSORS_PER_LAYER = 12  # QKV, projection, two MLP matrices, their 4 biases, 2 LayerNorms x 2
+#: The fraction of the compute beside which data-parallel traffic runs that actually hides it.
+#: 0 by default: what Megatron-LM does out of the box (megatron/core/distributed/
+#: distributed_data_parallel_config.py: overlap_grad_reduce, overlap_param_gather and
+#: tp_comm_overlap all default to False), and what DeepSpeed's ZeRO-3 of 2021 measured like:
+#: 67 s per step on both 768 and 1,536 A100s for GPT-3 175B (Narayanan et al. 2021, Table 2:
+#: 88 and 44 TFLOP/s per GPU at the same batch), where hiding its communication behind
+#: compute would have halved the step on 1,536. PyTorch FSDP issues its all-gathers and
+#: reduce-scatters on separate streams by design (Y. Zhao et al., "PyTorch FSDP: Experiences on
+#: Scaling Fully Sharded Data Parallel", VLDB 2023, section 3.3), so 1 describes it better.
+OVERLAP = 0.0
+
+
+def _bucket_params(dp: int) -> float:
+    """Megatron-LM's default gradient bucket: max(40M, 1M x DP) parameters (module docstring)."""
+    return max(40e6, 1e6 * dp)
 
 
 @dataclass(frozen=True)
 class Model:
     """A dense decoder: ``params`` (all of them), ``layers``, ``hidden``, ``heads``,
-    ``seq_len`` (tokens per sequence) and ``vocab``."""
+    ``seq_len`` (tokens per sequence) and ``vocab``; ``dropout``: whether it trains with
+    dropout (GPT-3 and Megatron's models do; Llama does not, so no dropout masks are kept)."""
 
     params: float
     layers: int
@@ -77,6 +115,26 @@ class Model:
     heads: int
     seq_len: int
     vocab: int
+    dropout: bool = True
+
+
+#: Published shapes. GPT-3 175B: T. Brown et al., "Language Models are Few-Shot Learners",
+#: NeurIPS 2020, Table 2.1, with Megatron-LM's padded vocabulary of 51,200 (Narayanan et al.
+#: 2021, section 5.1) and 174.6e9 parameters (their Table 2). Llama 3: Dubey et al., "The
+#: Llama 3 Herd of Models", 2024, Table 3 (no dropout, sequence 8,192 in pre-training).
+#: Llama 3 405B trained as TP 8 x PP 16 with FSDP that shards optimizer states and gradients
+#: but keeps the parameters it gathered from forward to backward (section 3.3.2): ZeRO-2's
+#: memory, and its reduce-scatter on every micro-batch, overlapped with the backward as FSDP
+#: does: :data:`LLAMA3_SHARDING`.
+MODELS = {
+    "GPT-3 175B": Model(174.6e9, 96, 12288, 96, 2048, 51200),
+    "Llama 3 8B": Model(8.0e9, 32, 4096, 32, 8192, 128256, dropout=False),
+    "Llama 3 70B": Model(70.6e9, 80, 8192, 64, 8192, 128256, dropout=False),
+    "Llama 3 405B": Model(405e9, 126, 16384, 128, 8192, 128256, dropout=False),
+}
+
+#: Llama 3's data parallelism (Dubey et al. 2024, section 3.3.2) as :func:`evaluate` options.
+LLAMA3_SHARDING = {"zero_stage": 2, "overlap": 1.0}
 
 
 @dataclass(frozen=True)
@@ -93,15 +151,27 @@ class Cluster:
         return self.gpus_per_node * self.nodes
 
 
+def format_seconds(seconds: float) -> str:
+    """'0.85 s', '12.3 s', '4.2 min', '3.1 h', '2.5 days'."""
+    if seconds < 100:
+        return f"{seconds:.3g} s"
+    if seconds < 6000:
+        return f"{seconds / 60:.3g} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.3g} h"
+    return f"{seconds / 86400:.3g} days"
+
+
 @dataclass(frozen=True)
 class Layout:
     """One way to run the job and what it costs. Times in seconds per step, memory in bytes.
 
     ``margin`` is usable memory minus ``memory_per_gpu`` (negative: short by that much).
-    ``mfu`` is the model FLOPs utilization the step time implies. ``comm_times`` holds the
-    seconds each kind of communication ("tp", "pp", "dp") takes per step, ``exposed`` the
-    seconds on each link ("NVLink", "network") that compute does not hide, and ``comm_bytes``
-    the bytes each GPU sends per step for each kind.
+    ``mfu`` is the model FLOPs utilization the step time implies: the assumed ``mfu`` of
+    :func:`evaluate` less what the bubble, exposed communication and recomputation cost.
+    ``comm_times`` holds the seconds each kind of communication ("tp", "pp", "dp") takes per
+    step, ``exposed`` the seconds on each link ("NVLink", "network") that compute does not
+    hide, and ``comm_bytes`` the bytes each GPU sends per step for each kind.
     """
 
     dp: int
@@ -125,16 +195,29 @@ class Layout:
     comm_bytes: dict = field(default_factory=dict)
     memory_breakdown: dict = field(default_factory=dict)
 
-    def describe(self) -> str:
-        """One line: 'DP 128 x TP 8 x PP 16, ZeRO-1, 16 x 1 seq, recompute none: ...'."""
-        gib = 2**30
+    def short(self) -> str:
+        """The layout alone: 'DP 128 x TP 8 x PP 16, ZeRO-1, 16 micro-batches of 1 sequence,
+        4 virtual stages, recompute none'."""
+        seqs = "sequence" if self.micro_batch_size == 1 else "sequences"
         return (
             f"DP {self.dp} x TP {self.tp} x PP {self.pp}, ZeRO-{self.zero_stage}, "
-            f"{self.micro_batches} x {self.micro_batch_size} seq"
+            f"{self.micro_batches} micro-batch{'es' if self.micro_batches > 1 else ''} of "
+            f"{self.micro_batch_size} {seqs}"
             f"{f', {self.interleave} virtual stages' if self.interleave > 1 else ''}, "
-            f"recompute {self.recompute}: "
-            f"{self.memory_per_gpu / gib:.1f} GiB/GPU ({'fits' if self.fits else 'does not fit'}), "
-            f"{self.step_time:.3g} s/step, bound by {self.bound}{self._exposed_note()}"
+            f"recompute {self.recompute}"
+        )
+
+    def describe(self) -> str:
+        """One line: the layout, its memory per GPU and its step time, and what limits it."""
+        gib = 2**30
+        if not self.fits:
+            return (
+                f"{self.short()}: {self.memory_per_gpu / gib:.1f} GiB/GPU, does not fit "
+                f"({-self.margin / gib:.1f} GiB over the usable memory)"
+            )
+        return (
+            f"{self.short()}: {self.memory_per_gpu / gib:.1f} GiB/GPU (fits), "
+            f"{format_seconds(self.step_time)}/step, bound by {self.bound}{self._exposed_note()}"
         )
 
     def _exposed_note(self) -> str:
@@ -150,10 +233,38 @@ def _link(group: int, stride: int, gpus_per_node: int) -> tuple[str, int]:
     return ("NVLink" if per_node >= group else "network"), per_node
 
 
-def _collective(op: str, nbytes: float, group: int, per_node: int, gpu: str) -> float:
+def _collective(
+    op: str,
+    nbytes: float,
+    group: int,
+    per_node: int,
+    gpu: str,
+    messages: float = 1,
+    latency: bool = True,
+) -> float:
+    """Seconds for ``op`` on ``nbytes`` in ``messages`` collectives (latency counted unless
+    ``latency=False``: bandwidth only, as the rooflines of SCALING_BOOK count)."""
     if group == 1 or nbytes == 0:
         return 0.0
-    return collectives.estimate_time(op, nbytes, group, gpu=gpu, gpus_per_node=per_node)
+    if not latency:
+        return collectives.estimate_time(op, nbytes, group, gpu=gpu, gpus_per_node=per_node)
+    messages = max(1, math.ceil(messages))
+    return collectives.cluster_time(
+        op, nbytes, group, gpu=gpu, gpus_per_node=per_node, messages=messages
+    )
+
+
+def _in_flight_chunks(pp: int, m: int, v: int) -> int:
+    """Model chunks (of L/(p v) layers each) whose activations the first stage holds at once:
+    1F1B min(p, m) micro-batches (Narayanan et al. 2021, section 2.2.1); interleaved, Megatron's
+    warm-up of 2(p - 1) + (v - 1) p forwards plus the one in flight, min(v m, v p + p - 1)
+    (``gu.pipeline.in_flight(gu.pipeline.interleaved(p, m, v))[0]``), which is Korthikanti et
+    al. 2022's 1 + (p - 1)/(p v) times L layers when m is large, and v m chunks when it is not."""
+    if pp == 1:
+        return 1
+    if v == 1:
+        return min(pp, m)
+    return min(v * m, v * pp + pp - 1)
 
 
 def evaluate(
@@ -169,24 +280,34 @@ def evaluate(
     recompute: str = "none",
     interleave: int = 1,
     sequence_parallel: bool = True,
-    dropout_masks: bool = True,
+    dropout_masks: bool | None = None,
+    attention: str = "flash",
     mfu: float = 0.5,
     dtype: str = "bf16",
     usable_memory: float = 0.9,
+    overlap: float = OVERLAP,
+    tp_overlap: bool = False,
+    latency: bool = True,
 ) -> Layout:
     """Memory and step time of one layout (see the module docstring for the model).
 
     ``interleave`` (v): virtual stages per GPU of the interleaved 1F1B schedule, which cuts the
     bubble to (p - 1)/(v m + p - 1) for v times as many pipeline sends (Narayanan et al. 2021,
-    section 2.2.2) and holds 1 + (p - 1)/(p v) times the activations (Korthikanti et al. 2022,
-    section 4.2.3).
+    section 2.2.2); like Megatron-LM and ``gu.pipeline.interleaved`` it needs m a multiple of p.
     Ranks are laid out TP innermost (consecutive GPUs), then PP, then DP, as Megatron-LM does.
     ``mfu``: the fraction of the dense peak the matmuls reach when nothing waits (an assumption
     to state; Llama 3 405B reports 38-43% end to end, Dubey et al. 2024 Table 4).
-    ``dropout_masks=False`` counts activations for a model trained without dropout (most LLMs
-    today, Llama 3 among them), see ``gu.memory.activation_bytes_per_layer``.
+    ``dropout_masks``: count dropout masks in the activations; by default ``model.dropout``.
+    ``attention``: "flash" (default: a fused kernel, FlashAttention, Dao et al. 2022, keeps no
+    s x s scores) or "eager" (the scores written out, as Korthikanti et al. 2022 count them);
+    see ``gu.memory.activation_bytes_per_layer``.
     ``usable_memory``: the fraction of HBM left for the model after the CUDA context, NCCL
     buffers and allocator fragmentation (an assumption, 0.9 by default).
+    ``overlap``: the share of the compute beside it that hides data-parallel communication
+    (:data:`OVERLAP`); ``tp_overlap=True`` lets tensor-parallel all-reduces hide behind the
+    layer's matmuls the same way (they are exposed by default, as in Megatron-LM's layers).
+    ``latency=False`` counts bandwidth only (the rooflines' model, chapter 09); with
+    ``overlap=1`` and ``tp_overlap=True`` too, this is the planner of "How to Scale Your Model".
     """
     if dp * tp * pp != cluster.n_gpus:
         raise ValueError(
@@ -194,8 +315,18 @@ def evaluate(
         )
     if recompute not in RECOMPUTE:
         raise ValueError(f"recompute must be one of {RECOMPUTE}, got {recompute!r}")
+    if attention not in ATTENTION:
+        raise ValueError(f"attention must be one of {ATTENTION}, got {attention!r}")
+    if not 0 <= overlap <= 1:
+        raise ValueError(f"overlap is a fraction between 0 and 1, got {overlap!r}")
     if interleave < 1 or (pp > 1 and math.ceil(model.layers / pp) < interleave):
         raise ValueError(f"interleave={interleave}: each stage needs at least that many layers")
+    if pp > 1 and zero_stage == 3 and dp > 1:
+        raise ValueError(
+            "ZeRO-3 with pipeline parallelism: DeepSpeed refuses it ('ZeRO-2 and ZeRO-3 are "
+            "incompatible with pipeline parallelism'), since every micro-batch of every stage "
+            "would gather its parameters across the data-parallel group; use ZeRO-1 or ZeRO-2"
+        )
     spec = specs.get(cluster.gpu)
     sequences = global_batch_tokens // model.seq_len
     if sequences * model.seq_len != global_batch_tokens or sequences % (dp * micro_batch_size):
@@ -204,13 +335,21 @@ def evaluate(
             f"{micro_batch_size} x {model.seq_len} tokens for each of {dp} data-parallel ranks"
         )
     m = sequences // (dp * micro_batch_size)
+    v = interleave if pp > 1 else 1
+    if v > 1 and m % pp:
+        raise ValueError(
+            f"the interleaved schedule needs the micro-batches (m = {m}) to be a multiple of the "
+            f"pipeline stages (p = {pp}), as Megatron-LM and gu.pipeline.interleaved require"
+        )
     s, b, h, L = model.seq_len, micro_batch_size, model.hidden, model.layers
     sp = sequence_parallel and tp > 1
     layers_per_stage = math.ceil(L / pp)
+    masks = model.dropout if dropout_masks is None else dropout_masks
+    zero = zero_stage if dp > 1 else 0
 
     # --- memory (bytes per GPU, the busiest: first pipeline stage) ---------------------------
     local_params = model.params / (tp * pp)
-    state = memory.model_state_bytes(local_params, dp=dp, zero_stage=zero_stage if dp > 1 else 0)
+    state = memory.model_state_bytes(local_params, dp=dp, zero_stage=zero)
     per_layer = memory.activation_bytes_per_layer(
         s,
         b,
@@ -219,12 +358,11 @@ def evaluate(
         tp=tp,
         sequence_parallel=sp,
         recompute=recompute,
-        dropout_masks=dropout_masks,
+        dropout_masks=masks,
+        attention=attention,
     )
-    activations = per_layer * layers_per_stage * min(pp, m)
-    if pp > 1 and interleave > 1:  # the interleaved schedule keeps more in flight
-        activations *= 1 + (pp - 1) / (pp * interleave)  # KORTHIKANTI section 4.2.3
-    gathered = 2 * 2 * 12 * h * h / tp if zero_stage == 3 and dp > 1 else 0.0  # 2 layers, bf16
+    activations = per_layer * layers_per_stage / v * _in_flight_chunks(pp, m, v)
+    gathered = 2 * 2 * 12 * h * h / tp if zero == 3 else 0.0  # 2 layers gathered, bf16
     breakdown = {
         "parameters": state.parameters,
         "gradients": state.gradients,
@@ -247,6 +385,7 @@ def evaluate(
     compute = hw * tokens_per_gpu_group / (tp * pp) / (peak * mfu) * imbalance  # per GPU, step
     forward = 2 * model.params + 4 * L * h * s  # one forward pass per token, PALM's counting
     backward_share = 1 - forward / hw  # backward's part, recomputation included
+    per_micro = compute / m  # one micro-batch through this GPU's layers, forward and backward
 
     # --- communication --------------------------------------------------------------------
     act_bytes = 2 * s * b * h  # one micro-batch's s x b x h activations in bf16
@@ -256,32 +395,46 @@ def evaluate(
         passes
         * layers_per_stage
         * m
-        * _collective("all_reduce", act_bytes, tp, tp_per_node, cluster.gpu)
+        * _collective("all_reduce", act_bytes, tp, tp_per_node, cluster.gpu, 1, latency)
     )
     pp_bytes = 2 * act_bytes / (tp if sp else 1)  # forward activations + backward gradients
     pp_time = 0.0
     pp_kind = "network" if tp * pp > cluster.gpus_per_node else "NVLink"
     if pp > 1:
-        hops = interleave * m + pp - 2  # SCALING_BOOK, "Pipeline Parallelism"
+        hops = v * m + pp - 2  # on the critical path (SCALING_BOOK, "Pipeline Parallelism")
         link = spec.network_bandwidth if pp_kind == "network" else spec.nvlink_bandwidth
-        pp_time = hops * pp_bytes / link
+        hop_latency = collectives.NCCL_LATENCY["base"] + collectives.NCCL_LATENCY[pp_kind]
+        hop_latency *= latency
+        pp_time = hops * (pp_bytes / link + 2 * hop_latency)  # a send each way per hop
     dp_kind, dp_per_node = _link(dp, tp * pp, cluster.gpus_per_node)
-    grad_bytes = 2 * local_params  # bf16 gradients, ZeRO's 2 bytes per parameter
-    if zero_stage == 3 and dp > 1:
-        per_micro = 2 * _collective("all_gather", grad_bytes, dp, dp_per_node, cluster.gpu)
-        per_micro += _collective("reduce_scatter", grad_bytes, dp, dp_per_node, cluster.gpu)
-        dp_time = m * per_micro
-        dp_exposed = m * max(0.0, per_micro - compute / m)
-        dp_volume = m * 3 * grad_bytes
+    grad_bytes = 2 * local_params  # bf16 gradients (and parameters), ZeRO's 2 bytes each
+    buckets = local_params / _bucket_params(dp)
+    gpu = cluster.gpu
+    backward_window = overlap * backward_share * per_micro
+    if zero == 3:
+        gathers = 3 if recompute == "full" else 2  # forward, (recomputed forward), backward
+        tensors = layers_per_stage * TENSORS_PER_LAYER
+        gather = _collective("all_gather", grad_bytes, dp, dp_per_node, gpu, tensors, latency)
+        scatter = _collective("reduce_scatter", grad_bytes, dp, dp_per_node, gpu, tensors, latency)
+        one = gathers * gather + scatter  # every micro-batch
+        dp_time = m * one
+        dp_exposed = m * max(0.0, one - overlap * per_micro)
+        dp_volume = m * (gathers + 1) * grad_bytes
+    elif zero == 2:
+        scatter = _collective("reduce_scatter", grad_bytes, dp, dp_per_node, gpu, buckets, latency)
+        gather = _collective("all_gather", grad_bytes, dp, dp_per_node, gpu, buckets, latency)
+        dp_time = m * scatter + gather
+        dp_exposed = (m - 1) * max(0.0, scatter - backward_window)
+        dp_exposed += max(0.0, scatter + gather - backward_window)
+        dp_volume = (m + 1) * grad_bytes if dp > 1 else 0.0
     else:
-        dp_time = _collective("all_reduce", grad_bytes, dp, dp_per_node, cluster.gpu)
-        dp_exposed = max(0.0, dp_time - backward_share * compute / m)
+        dp_time = _collective("all_reduce", grad_bytes, dp, dp_per_node, gpu, buckets, latency)
+        dp_exposed = max(0.0, dp_time - backward_window)
         dp_volume = 2 * grad_bytes if dp > 1 else 0.0
 
     # --- the step ---------------------------------------------------------------------------
-    tp_exposed = max(0.0, tp_time - compute)
-    pp_exposed = max(0.0, pp_time - compute)
-    v = interleave if pp > 1 else 1
+    tp_exposed = max(0.0, tp_time - overlap * compute) if tp_overlap else tp_time
+    pp_exposed = pp_time
     bubble = (pp - 1) / (v * m + pp - 1)
     step = (compute + tp_exposed) / (1 - bubble) + pp_exposed + dp_exposed
     exposed = {"NVLink": 0.0, "network": 0.0}
@@ -316,7 +469,7 @@ def evaluate(
         exposed=exposed,
         comm_bytes={
             "tp": passes * layers_per_stage * m * act_bytes * (2 * (tp - 1) / tp),
-            "pp": (m * pp_bytes) if pp > 1 else 0.0,
+            "pp": (v * m * pp_bytes) if pp > 1 else 0.0,
             "dp": dp_volume,
         },
         memory_breakdown=breakdown,
@@ -368,9 +521,11 @@ def plan(
     TP degrees divide the node (``max_tp`` defaults to ``gpus_per_node``: tensor parallelism
     stays inside NVLink, SCALING_BOOK "Tensor Parallelism") and the number of heads; PP degrees
     are at most the number of layers (stages may be uneven, as Llama 3's were); DP is what is
-    left. Layouts that fit come first, fastest first; then those that do not, smallest first.
-    ``options`` go to :func:`evaluate` (``mfu``, ``dtype``, ``usable_memory``,
-    ``sequence_parallel``, ``dropout_masks``).
+    left. ZeRO-2 and ZeRO-3 are left out when PP > 1 (DeepSpeed refuses them), interleaved
+    layouts when m is not a multiple of PP. Layouts that fit come first, fastest first; then
+    those that do not, smallest first. ``options`` go to :func:`evaluate` (``mfu``, ``dtype``,
+    ``usable_memory``, ``sequence_parallel``, ``dropout_masks``, ``attention``, ``overlap``,
+    ``tp_overlap``).
     """
     n = cluster.n_gpus
     sequences = global_batch_tokens // model.seq_len
@@ -386,8 +541,15 @@ def plan(
             for b in micro_batch_sizes:
                 if (sequences // dp) % b:
                     continue
+                m = sequences // (dp * b)
                 stages = zero_stages if dp > 1 else (0,)
-                virtual = [v for v in interleave if v == 1 or (pp > 1 and v <= model.layers // pp)]
+                if pp > 1:  # no ZeRO-3 with pipelines (DeepSpeed refuses it)
+                    stages = [z for z in stages if z < 3]
+                virtual = [
+                    v
+                    for v in interleave
+                    if v == 1 or (pp > 1 and v <= model.layers // pp and m % pp == 0)
+                ]
                 for stage, r, v in itertools.product(stages, recompute, virtual):
                     layout = evaluate(
                         model,
@@ -403,5 +565,5 @@ def plan(
                         **options,
                     )
                     layouts.append(layout)
-    layouts.sort(key=lambda x: (not x.fits, x.step_time if x.fits else x.memory_per_gpu))
+    layouts.sort(key=lambda x: (not x.fits, x.step_time if x.fits else 0, x.memory_per_gpu))
     return layouts

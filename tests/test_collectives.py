@@ -291,3 +291,34 @@ def test_the_before_and_after_pictures_match_the_definitions(op):
     if op == "all_to_all":  # rank r ends with block r of every rank
         assert names == [[0, 0, 0], [1, 1, 1], [2, 2, 2]]
         assert [sorted(next(iter(c)) for c in row) for row in after] == [[0, 1, 2]] * 3
+
+
+# --- latency at cluster scale (NCCL's own model) ------------------------------------------------
+
+
+def test_latency_follows_nccl_tuning_ring_and_tree():
+    lat = c.NCCL_LATENCY
+    assert (lat["base"], lat["NVLink"], lat["network"]) == (8.4e-6, 3.4e-6, 14e-6)
+    # an all-gather inside a node: 7 NVLink hops
+    assert c.latency("all_gather", 8) == pytest.approx(8.4e-6 + 7 * 3.4e-6)
+    # across 4 nodes of 8: 31 steps, 3 of them between nodes
+    assert c.latency("reduce_scatter", 32) == pytest.approx(8.4e-6 + 28 * 3.4e-6 + 3 * 14e-6)
+    # an all-reduce over 128 nodes, one GPU each: the ring's 254 network hops lose to the
+    # tree's 2 log2(128) = 14
+    ring = 8.4e-6 + 254 * 14e-6
+    tree = 8.4e-6 + 14 * 14e-6
+    assert c.latency("all_reduce", 128, gpus_per_node=1) == pytest.approx(min(ring, tree))
+    assert c.latency("all_reduce", 1) == 0.0
+
+
+def test_cluster_time_adds_latency_per_message_to_the_bandwidth_time():
+    nbytes = 3.6e9
+    bandwidth = c.estimate_time("all_gather", nbytes, 1536, gpu="A100-SXM4-80GB")
+    one = c.cluster_time("all_gather", nbytes, 1536, gpu="A100-SXM4-80GB")
+    many = c.cluster_time("all_gather", nbytes, 1536, gpu="A100-SXM4-80GB", messages=12)
+    assert one == pytest.approx(bandwidth + c.latency("all_gather", 1536))
+    assert many - one == pytest.approx(11 * c.latency("all_gather", 1536))
+    # the existing bandwidth-only estimate is unchanged: latency is only ever added
+    assert c.estimate_time("all_gather", nbytes, 8) == pytest.approx(nbytes * 7 / 8 / NVLINK)
+    with pytest.raises(ValueError, match="messages"):
+        c.cluster_time("all_gather", nbytes, 8, messages=0)

@@ -102,3 +102,22 @@ def test_config_rejects_nonsense(bad):
         gpt.GPTConfig(**bad)
     with pytest.raises(TypeError):
         gpt.build(gpt.GPTConfig(), d_model=8)
+
+
+def test_flash_attention_computes_the_same_layer():
+    """attention="flash" (PyTorch's fused scaled_dot_product_attention) gives the written-out
+    attention's outputs and gradients, in fp32 to rounding."""
+    import torch
+
+    config = dict(seq_len=32, d_model=32, n_heads=4, n_layers=2, vocab_size=64)
+    eager = gu.gpt.build(seed=1, **config)
+    flash = gu.gpt.build(seed=1, attention="flash", **config)
+    idx = torch.randint(0, 64, (3, 32), generator=torch.Generator().manual_seed(0))
+    (le, loss_e), (lf, loss_f) = eager(idx, idx), flash(idx, idx)
+    assert torch.allclose(le, lf, atol=1e-5)
+    loss_e.backward()
+    loss_f.backward()
+    for pe, pf in zip(eager.parameters(), flash.parameters(), strict=True):
+        assert torch.allclose(pe.grad, pf.grad, atol=1e-5)
+    with pytest.raises(ValueError, match="attention"):
+        gu.gpt.GPTConfig(attention="fused")

@@ -239,3 +239,47 @@ def test_measured_state_of_a_model_with_adam():
         == int(mem.model_state_bytes(n, param_bytes=4, grad_bytes=4, optimizer_bytes=8))
         + 4 * n_tensors
     )
+
+
+# --- fused attention (FlashAttention, Dao et al. 2022) ------------------------------------------
+
+
+@pytest.mark.parametrize("t, sp", [(1, False), (8, False), (8, True)])
+def test_flash_attention_drops_exactly_the_s_by_s_term(t, sp):
+    """Korthikanti's 5as/h (x sbh) is the s x s part; a fused kernel keeps instead one fp32
+    log-sum-exp per head and token, 4a/h: flash = selective recompute + 4as b bytes / t."""
+    s, b, h, a = 2048, 1, 12288, 96  # GPT-3 175B (Korthikanti et al. 2022, Table 3)
+    args = dict(tp=t, sequence_parallel=sp)
+    flash = gu.memory.activation_bytes_per_layer(s, b, h, a, attention="flash", **args)
+    selective = gu.memory.activation_bytes_per_layer(s, b, h, a, recompute="selective", **args)
+    eager = gu.memory.activation_bytes_per_layer(s, b, h, a, **args)
+    assert flash == pytest.approx(selective + 4 * a * s * b / t)
+    assert eager - selective == pytest.approx(5 * a * s * s * b / t)
+    flash_selective = gu.memory.activation_bytes_per_layer(
+        s, b, h, a, attention="flash", recompute="selective", **args
+    )
+    assert flash_selective == flash  # nothing left for selective recompute to drop
+
+
+def test_flash_attention_for_a_4096_token_sequence_of_a_7b_model():
+    """Chapter 09's example without dropout: 32 layers x 96 sbh = 48 GiB written out, 16 GiB
+    with a fused kernel."""
+    args = dict(dropout_masks=False)
+    eager = 32 * gu.memory.activation_bytes_per_layer(4096, 1, 4096, 32, **args)
+    flash = 32 * gu.memory.activation_bytes_per_layer(4096, 1, 4096, 32, attention="flash", **args)
+    assert eager / 2**30 == pytest.approx(48.0)
+    assert flash / 2**30 == pytest.approx(16.0, abs=0.02)
+    with pytest.raises(ValueError, match="attention"):
+        gu.memory.activation_bytes_per_layer(4096, 1, 4096, 32, attention="fused")
+
+
+@pytest.mark.parametrize("s, b, h, a", [(64, 2, 128, 4), (96, 3, 128, 8)])
+def test_measured_flash_attention_keeps_no_s_by_s_tensor(s, b, h, a):
+    """gu.gpt with PyTorch's fused attention saves the flash formula's bytes plus only the
+    LayerNorms' mean and 1/std (2 per LayerNorm, s b values each, in bf16): no s x s tensor."""
+    m = gu.memory.measure_saved_activations(s, b, h, a, attention="flash")
+    assert m.measured == m.formula + 2 * 2 * s * b * 2
+    assert all(tuple(shape[-2:]) != (s, s) for shape, *_ in m.saved)
+    eager = gu.memory.measure_saved_activations(s, b, h, a)
+    assert any(tuple(shape[-2:]) == (s, s) for shape, *_ in eager.saved)
+    assert any(dtype == "float32" and shape == (b, a, s) for shape, dtype, _ in m.saved)

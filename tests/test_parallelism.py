@@ -12,9 +12,9 @@ P = gu.parallelism
 H100 = "H100-SXM"
 
 # Llama 3 405B (Table 3 of the Llama 3 paper: 126 layers, model dimension 16,384, 128 heads,
-# vocabulary 128,256), trained at sequence length 8,192 with 16M-token batches on 16,384 H100s
-# with TP 8, CP 1, PP 16, DP 128 (Table 4).
-LLAMA3_405B = P.Model(params=405e9, layers=126, hidden=16384, heads=128, seq_len=8192, vocab=128256)
+# vocabulary 128,256, no dropout), trained at sequence length 8,192 with 16M-token batches on
+# 16,384 H100s with TP 8, CP 1, PP 16, DP 128 (Table 4).
+LLAMA3_405B = P.MODELS["Llama 3 405B"]
 LLAMA3_CLUSTER = P.Cluster(H100, gpus_per_node=8, nodes=2048)
 LLAMA3_BATCH = 16 * 2**20
 
@@ -35,6 +35,8 @@ def test_book_critical_batch_per_gpu():
     assert across * 16384 / 1e6 == pytest.approx(40, rel=0.02)
 
 
+BOOK = dict(latency=False, overlap=1.0, tp_overlap=True)  # the rooflines' assumptions
+
 # A wide, shallow model whose attention term is 0.1% of its FLOPs, so that the book's MLP-only
 # roofline applies: 2 layers of hidden 8192 (1.6e9 parameters), sequences of 64 tokens.
 WIDE = P.Model(params=2 * 12 * 8192**2, layers=2, hidden=8192, heads=64, seq_len=64, vocab=0)
@@ -44,7 +46,8 @@ WIDE = P.Model(params=2 * 12 * 8192**2, layers=2, hidden=8192, heads=64, seq_len
     "nodes, gpus_per_node, across", [(64, 8, True), (1, 8, False)], ids=["across", "inside"]
 )
 def test_data_parallel_roofline_switches_at_c_over_w(nodes, gpus_per_node, across):
-    """Pure data parallelism, one micro-batch, perfect overlap and FLOPs (mfu=1): the gradient
+    """Pure data parallelism, one micro-batch, the book's model (bandwidth only, perfect overlap)
+    and perfect FLOPs (mfu=1): the gradient
     all-reduce, 2 (X-1)/X x 2 bytes x N / W, hides behind the backward pass, 4 N FLOPs per token
     (+ 8 L h s for attention, a factor 1 + s/(6h)), exactly when the tokens per GPU exceed
     (X-1)/X x C/W / (1 + s/(6h)), X the number of nodes across nodes (the book's "What happens
@@ -58,7 +61,13 @@ def test_data_parallel_roofline_switches_at_c_over_w(nodes, gpus_per_node, acros
     above = math.ceil(1.01 * critical / WIDE.seq_len)
     for sequences, expected in [(below, "network" if across else "NVLink"), (above, "compute")]:
         layout = P.evaluate(
-            WIDE, cluster, sequences * WIDE.seq_len * n, dp=n, micro_batch_size=sequences, mfu=1.0
+            WIDE,
+            cluster,
+            sequences * WIDE.seq_len * n,
+            dp=n,
+            micro_batch_size=sequences,
+            mfu=1.0,
+            **BOOK,
         )
         assert layout.fits and layout.micro_batches == 1
         assert layout.bound == expected, (sequences * WIDE.seq_len, layout.describe())
@@ -69,24 +78,26 @@ def test_llama3_layout_fits_and_ranks_among_the_best(llama3_plan):
     assert best.fits and best.tp == 8  # tensor parallelism fills the NVLink node
     theirs = [x for x in llama3_plan if (x.tp, x.pp, x.dp) == (8, 16, 128) and x.fits]
     assert theirs, "Llama 3's layout should fit"
-    rank = llama3_plan.index(theirs[0])
-    assert rank < 0.02 * len(llama3_plan)  # among the best 2% of ~1,800 layouts (17th now)
-    # within 1.6x of the best: the planner prefers 2048-way ZeRO-3 without pipelining, which
-    # it credits with perfect overlap; with 16 micro-batches Llama 3's layout needs full
-    # recompute here (see the next test), a third more compute
-    assert theirs[0].step_time < 1.6 * best.step_time
+    assert llama3_plan.index(theirs[0]) < 0.01 * len(llama3_plan)  # among the best 1%
     assert theirs[0].micro_batches == 16  # 2,048 sequences / DP 128, one sequence each
+    # no ZeRO-3 layout comes close: at 16,384 GPUs its 12 gathers per layer are rings of
+    # thousands of hops, each paying NCCL's latency on every micro-batch
+    zero3 = [x for x in llama3_plan if x.zero_stage == 3 and x.fits]
+    assert all(x.step_time > 1.2 * theirs[0].step_time for x in zero3)
 
 
 def test_llama3_with_zero_1_as_the_book_describes_it(llama3_plan):
     """The book: "8-way Tensor Parallelism ..., 16-way Pipeline Parallelism, 128-way ZeRO-1".
-    With Korthikanti's activation accounting (no FlashAttention) that needs full recompute here:
-    selective recompute leaves 16 micro-batches x 8 layers of 34 sbh/t, about 68 GiB."""
+    Even with FlashAttention and no dropout that needs full recompute here: ZeRO-1 keeps the
+    full bf16 parameters and gradients of a stage (4 bytes x 3.2e9, 11.8 GiB), and 16
+    micro-batches x 8 layers of 32 sbh/t are 64 GiB more. Llama 3's own sharding (FSDP with
+    gradients sharded too, section 3.3.2) fits without recompute, interleaved 4 ways: with
+    m = p = 16 Megatron's warm-up holds v m = 64 chunks of 2 layers, not v p + p - 1 = 79."""
     zero1 = [x for x in llama3_plan if (x.tp, x.pp, x.dp, x.zero_stage) == (8, 16, 128, 1)]
     fitting = [x for x in zero1 if x.fits]
     assert fitting and {x.recompute for x in fitting} == {"full"}
-    assert fitting[0].step_time < 1.6 * llama3_plan[0].step_time
-    assert llama3_plan.index(fitting[0]) < 0.03 * len(llama3_plan)
+    zero2 = [x for x in llama3_plan if (x.tp, x.pp, x.dp, x.zero_stage) == (8, 16, 128, 2)]
+    assert any(x.fits and x.recompute == "none" and x.interleave == 4 for x in zero2)
 
 
 def test_a_405b_model_fits_no_layout_without_model_parallelism(llama3_plan):
@@ -119,13 +130,17 @@ def test_memory_is_gu_memory():
     state = gu.memory.model_state_bytes(7e9 / 4, dp=4, zero_stage=1)
     acts = (
         gu.memory.activation_bytes_per_layer(
-            4096, 1, 4096, 32, tp=2, sequence_parallel=True, recompute="selective"
+            4096, 1, 4096, 32, tp=2, sequence_parallel=True, attention="flash"
         )
         * (32 / 2)
         * 2
-    )  # L/p layers x p micro-batches in flight (1F1B)
+    )  # L/p layers x p micro-batches in flight (1F1B); flash attention by default
     assert x.memory_per_gpu == pytest.approx(state.total + acts)
     assert x.margin == pytest.approx(0.9 * gu.specs.get(H100).hbm_bytes - x.memory_per_gpu)
+    eager = P.evaluate(
+        model, cluster, 64 * 4096, dp=4, tp=2, pp=2, zero_stage=1, attention="eager"
+    )  # Korthikanti's count, the s x s scores kept
+    assert eager.memory_breakdown["activations"] > 5 * x.memory_breakdown["activations"]
 
 
 def test_pipeline_bubble_and_interleaving():
@@ -138,14 +153,133 @@ def test_pipeline_bubble_and_interleaving():
         assert y.bubble == pytest.approx(3 / (2 * m + 3)) and y.step_time < x.step_time
 
 
-def test_zero3_moves_one_and_a_half_times_the_data_parallel_volume():
+@pytest.mark.parametrize("p, m, v", [(4, 4, 2), (4, 8, 2), (4, 16, 4), (8, 8, 2), (16, 16, 4)])
+def test_interleaved_activations_are_what_gu_pipeline_holds(p, m, v):
+    """The planner's first stage holds as many model chunks as gu.pipeline's interleaved
+    schedule keeps in flight: Megatron's warm-up, capped at v m (Korthikanti's 1 + (p-1)/(p v)
+    factor only when m is large)."""
+    held = gu.pipeline.in_flight(gu.pipeline.interleaved(p, m, v))[0]
+    assert P._in_flight_chunks(p, m, v) == held
+    assert max(gu.pipeline.in_flight(gu.pipeline.one_f_one_b(p, m))) == P._in_flight_chunks(p, m, 1)
+    model = P.Model(params=20e9, layers=16 * v, hidden=4096, heads=32, seq_len=4096, vocab=0)
+    x = P.evaluate(model, P.Cluster(H100, p, 1), m * 4096, dp=1, pp=p, interleave=v)
+    per_layer = gu.memory.activation_bytes_per_layer(4096, 1, 4096, 32, attention="flash")
+    assert x.memory_breakdown["activations"] == pytest.approx(per_layer * 16 / p * held)
+
+
+def test_interleaving_needs_micro_batches_a_multiple_of_the_stages():
+    model = P.Model(params=7e9, layers=32, hidden=4096, heads=32, seq_len=4096, vocab=32000)
+    cluster = P.Cluster(H100, 8, 1)
+    with pytest.raises(ValueError, match="multiple"):
+        P.evaluate(model, cluster, 6 * 4096, dp=1, pp=8, interleave=2)  # m = 6, p = 8
+    layouts = P.plan(model, cluster, 12 * 4096)
+    assert all(x.micro_batches % x.pp == 0 for x in layouts if x.interleave > 1)
+
+
+def test_zero3_with_a_pipeline_is_refused_as_deepspeed_does():
+    model = P.Model(params=7e9, layers=32, hidden=4096, heads=32, seq_len=4096, vocab=32000)
+    cluster = P.Cluster(H100, 8, 2)
+    with pytest.raises(ValueError, match="incompatible with pipeline"):
+        P.evaluate(model, cluster, 64 * 4096, dp=8, pp=2, zero_stage=3)
+    assert not any(x.zero_stage == 3 and x.pp > 1 for x in P.plan(model, cluster, 64 * 4096))
+
+
+def test_data_parallel_traffic_per_zero_stage_and_micro_batch():
+    """Rajbhandari et al. 2020 section 7: ZeRO-0/1 move 2 Psi per step whatever m; ZeRO-2
+    reduce-scatters on every micro-batch (m Psi) and gathers once (Psi); ZeRO-3 gathers forward
+    and backward and reduce-scatters on every micro-batch: 3 Psi x m (4 Psi x m with full
+    recompute, which gathers again for the recomputed forward)."""
     model = P.Model(params=7e9, layers=32, hidden=4096, heads=32, seq_len=4096, vocab=32000)
     cluster = P.Cluster(H100, 8, 4)
-    args = dict(dp=32, micro_batch_size=1, recompute="full")
-    z1 = P.evaluate(model, cluster, 32 * 4096, zero_stage=1, **args)
-    z3 = P.evaluate(model, cluster, 32 * 4096, zero_stage=3, **args)
-    assert z3.comm_bytes["dp"] == pytest.approx(1.5 * z1.comm_bytes["dp"])
+    psi = 2 * 7e9  # bf16 bytes of the parameters (and of the gradients)
+    for m in (1, 4):
+        volume = {
+            z: P.evaluate(model, cluster, 32 * m * 4096, dp=32, zero_stage=z).comm_bytes["dp"]
+            for z in range(4)
+        }
+        assert volume[0] == volume[1] == pytest.approx(2 * psi)
+        assert volume[2] == pytest.approx((m + 1) * psi)
+        assert volume[3] == pytest.approx(3 * m * psi)
+        full = P.evaluate(model, cluster, 32 * m * 4096, dp=32, zero_stage=3, recompute="full")
+        assert full.comm_bytes["dp"] == pytest.approx(4 * m * psi)
+    z1 = P.evaluate(model, cluster, 32 * 4096, dp=32, zero_stage=1)
+    z3 = P.evaluate(model, cluster, 32 * 4096, dp=32, zero_stage=3)
     assert z3.memory_per_gpu < z1.memory_per_gpu
+
+
+def test_latency_makes_thousands_of_small_collectives_cost_seconds():
+    """ZeRO-3 gathers 12 tensors per layer, each a ring over every GPU: at 1,536 GPUs each
+    gather's latency is NCCL's 8.4 us + 1,344 NVLink hops x 3.4 us + 191 network hops x 14 us."""
+    model = P.MODELS["GPT-3 175B"]
+    cluster = P.Cluster("A100-SXM4-80GB", 8, 192)
+    args = dict(dp=1536, zero_stage=3, recompute="full")
+    with_latency = P.evaluate(model, cluster, 1536 * 2048, **args)
+    without = P.evaluate(model, cluster, 1536 * 2048, latency=False, **args)
+    one = 8.4e-6 + 1344 * 3.4e-6 + 191 * 14e-6
+    gathers = 3 * 96 * 12 * one + 96 * 12 * one  # forward, recomputed forward, backward; scatter
+    assert with_latency.comm_times["dp"] - without.comm_times["dp"] == pytest.approx(gathers)
+    assert gathers > 30  # seconds per step, more than the bytes take
+    assert gathers > 3 * without.comm_times["dp"]
+
+
+def test_overlap_hides_data_parallel_traffic_up_to_the_compute_beside_it():
+    model = P.MODELS["GPT-3 175B"]
+    cluster = P.Cluster("A100-SXM4-80GB", 8, 96)
+    args = dict(dp=768, zero_stage=3, micro_batch_size=2, recompute="full")
+    serial = P.evaluate(model, cluster, 1536 * 2048, **args)
+    assert P.OVERLAP == 0 and serial.step_time == pytest.approx(
+        serial.compute_time + serial.comm_times["dp"]
+    )
+    hidden = P.evaluate(model, cluster, 1536 * 2048, overlap=1.0, **args)
+    assert hidden.step_time == pytest.approx(
+        max(hidden.compute_time, hidden.comm_times["dp"]), rel=1e-9
+    )
+    with pytest.raises(ValueError, match="fraction"):
+        P.evaluate(model, cluster, 1536 * 2048, overlap=1.5, **args)
+
+
+# --- other published runs (the comparisons chapter 10 shows are held out of these tests) ----
+
+# Narayanan et al. 2021, Table 2, the 530B model (105 layers, hidden 20480, 128 heads, sequence
+# 2048, vocabulary 51,200; Table 1), A100-SXM4-80GB, 8 per node, full recompute. Achieved
+# teraFLOP/s per GPU by their equation 3 (hardware FLOPs, recomputation counted).
+GPT_530B = P.Model(529.6e9, 105, 20480, 128, 2048, 51200)
+A100 = "A100-SXM4-80GB"
+
+
+def narayanan_eq3(model, batch, seconds, n_gpus):
+    s, layers, h, V = model.seq_len, model.layers, model.hidden, model.vocab
+    total = 96 * batch * s * layers * h**2 * (1 + s / (6 * h) + V / (16 * layers * h))
+    return total / seconds / n_gpus / 1e12
+
+
+def test_530b_ptd_p_and_zero3_against_narayanan_table_2():
+    """PTD-P (TP 8 x PP 35, batch 2240, micro-batch 1): 171, 167, 159 TFLOP/s per GPU on 560,
+    1120 and 2240 GPUs; ZeRO-3 without model parallelism: 138 (640 GPUs, batch 2560,
+    micro-batch 4), 98 (1120, micro-batch 2), 48 (2240, micro-batch 1). The planner, with its
+    defaults, comes within 20% of PTD-P and of ZeRO-3 on 640 and 1120 GPUs, ranks PTD-P first
+    from 1120 GPUs on, and has ZeRO-3 lose about half its throughput from 640 to 2240 GPUs
+    (published: 2.9x; the planner's 2x is its worst miss here, +40% at 2240)."""
+    ptd = {}
+    for n, published in [(560, 171), (1120, 167), (2240, 159)]:
+        x = P.evaluate(
+            GPT_530B, P.Cluster(A100, 8, n // 8), 2240 * 2048, dp=n // 280, tp=8, pp=35,
+            recompute="full",
+        )  # fmt: skip
+        ptd[n] = narayanan_eq3(GPT_530B, 2240, x.step_time, n)
+        assert x.fits and ptd[n] == pytest.approx(published, rel=0.2)
+    zero3 = {}
+    for n, batch, b, published in [(640, 2560, 4, 138), (1120, 2240, 2, 98), (2240, 2240, 1, 48)]:
+        x = P.evaluate(
+            GPT_530B, P.Cluster(A100, 8, n // 8), batch * 2048, dp=n, zero_stage=3,
+            micro_batch_size=b, recompute="full",
+        )  # fmt: skip
+        zero3[n] = narayanan_eq3(GPT_530B, batch, x.step_time, n)
+        assert x.fits and x.bound == "network"
+        if n < 2240:
+            assert zero3[n] == pytest.approx(published, rel=0.2)
+    assert ptd[1120] > zero3[1120] and ptd[2240] > 1.5 * zero3[2240]
+    assert zero3[640] > 1.9 * zero3[2240]
 
 
 def test_full_recompute_costs_a_third_more_compute():
@@ -194,8 +328,10 @@ def test_dropout_free_models_need_less_activation_memory():
     model = P.Model(params=7e9, layers=32, hidden=4096, heads=32, seq_len=4096, vocab=32000)
     cluster = P.Cluster(H100, 8, 1)
     args = dict(dp=8, zero_stage=3, micro_batch_size=1)
-    paper = P.evaluate(model, cluster, 8 * 4096, **args)
-    no_dropout = P.evaluate(model, cluster, 8 * 4096, dropout_masks=False, **args)
+    paper = P.evaluate(model, cluster, 8 * 4096, attention="eager", **args)
+    no_dropout = P.evaluate(
+        model, cluster, 8 * 4096, dropout_masks=False, attention="eager", **args
+    )
     ratio = no_dropout.memory_breakdown["activations"] / paper.memory_breakdown["activations"]
     assert ratio == pytest.approx((32 + 2 * 32) / (34 + 5 * 32))  # a s / h = 32
 
