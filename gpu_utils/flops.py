@@ -8,8 +8,10 @@ Codebases count FLOPs differently, so every convention here is explicit:
   Models", 2020, section 2.1); whether N includes the embedding is a switch;
 * attention adds 12 L H Q T per token (A. Chowdhery et al., "PaLM: Scaling Language Modeling
   with Pathways", JMLR 2023 (arXiv:2204.02311), appendix B), L layers, H heads of size Q,
-  T tokens of context, counting the whole T x T score matrix; a causal mask lets an
-  implementation skip half of it, which ``causal=True`` counts;
+  T tokens of context, counting the whole T x T score matrix even though PaLM is causal. That
+  is the default here, so MFU computed with the defaults is PaLM's MFU; ``causal=True`` counts
+  only the lower triangle a causal kernel computes (half the term), a different convention
+  whose MFU is lower and not comparable with PaLM's or Llama 3's published figures;
 * model FLOPs utilization (MFU, PaLM appendix B) divides the FLOPs the model needs by what the
   hardware could do; hardware FLOPs utilization (HFU) also counts recomputed forward passes
   (V. Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models",
@@ -69,7 +71,8 @@ def training_flops_per_token(
     vocab_size: int | None = None,
     attention_width: int | None = None,
 ) -> float:
-    """Model FLOPs to train on one token: 6N + 12 L H Q T (PALM_2022, appendix B).
+    """Model FLOPs to train on one token: 6N + 12 L H Q T (PALM_2022, appendix B), with the
+    defaults exactly PaLM's count (``causal=False``: the whole T x T scores, as PaLM counts).
 
     ``include_embedding=False`` takes the input embedding, V x d_model parameters that are
     looked up rather than multiplied, out of N (give ``vocab_size``). With this switch on and
@@ -131,7 +134,8 @@ def peak_flops(gpu: str, dtype: str = "bf16", n_gpus: int = 1) -> float:
 def mfu(tokens_per_second: float, flops_per_token: float, peak_flops: float) -> float:
     """Model FLOPs utilization: tokens/s x model FLOPs per token / peak FLOP/s (PALM_2022).
 
-    ``peak_flops`` is the whole system's: per-chip peak x number of chips.
+    ``flops_per_token``: :func:`training_flops_per_token` with its defaults for PaLM's MFU,
+    6N + 12 L H Q T. ``peak_flops`` is the whole system's: per-chip peak x number of chips.
     """
     if peak_flops <= 0:
         raise ValueError(f"peak_flops must be positive, got {peak_flops!r}")

@@ -113,3 +113,11 @@ def test_korthikanti_table_5_mfu_and_hfu(
     hardware = fl.hardware_flops_per_token(n, recompute="selective", **args)
     assert fl.mfu(tokens_per_second, model, peak) == pytest.approx(model_fu, abs=0.002)
     assert fl.hfu(tokens_per_second, hardware, peak) == pytest.approx(hardware_fu, abs=0.002)
+
+
+def test_the_default_is_palms_count_and_causal_is_another_convention():
+    """PaLM's 46.2% comes from the defaults (the whole T x T attention term); counting only the
+    causal half gives a different, lower figure, not comparable with the published one."""
+    palm = fl.mfu(238.3e3, fl.training_flops_per_token(**PALM), 6144 * TPU_V4_PEAK)
+    causal = fl.mfu(238.3e3, fl.training_flops_per_token(causal=True, **PALM), 6144 * TPU_V4_PEAK)
+    assert palm == pytest.approx(0.462, abs=0.0005) and causal < palm - 0.002
