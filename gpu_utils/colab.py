@@ -1,17 +1,30 @@
 """Where the course runs besides ``make lab``: Colab, and which CUDA set a driver needs (chapter 00,
 "Running the course elsewhere").
 
-- The repository's location is set here, once (``REPOSITORY``, ``BRANCH``);
-  ``python -m gpu_utils.colab sync`` rewrites every notebook's "Open in Colab" badge, GPU-runtime
-  metadata and Colab install block from it (``--check`` lists notebooks that are out of step).
+- Where the course is published is said once, in ``pyproject.toml``: ``[project.urls] Repository``
+  (``https://github.com/OWNER/NAME``) and ``[tool.gpu-course] colab-ref``, the release tag the
+  notebooks were built for. Until both are set (the course has no public home yet) ``REPOSITORY``
+  is None: notebooks say "Colab link available once the course is published" instead of a badge,
+  and their install cell stops on Colab with that message; nothing points at an address that
+  somebody else could register. A maintainer publishes with one command,
+  ``python -m gpu_utils.colab sync --repository OWNER/NAME --ref TAG`` (the repository defaults to
+  ``git remote get-url origin``), which records both in ``pyproject.toml`` and rewrites every
+  notebook's "Open in Colab" badge, GPU-runtime metadata and install cell, the labs and the
+  README's table; then commit, tag that commit TAG and push both. ``sync --check`` lists what is
+  out of step.
 - ``driver_cuda_version()`` asks the CUDA driver (``cuDriverGetVersion`` through ctypes, no numba)
   which CUDA version it supports; ``lock_for()`` names the pinned set that matches: CUDA 12 drivers
   (Colab's 550 series, driver < 580) get ``requirements/course-cu12.txt``, CUDA 13 drivers and
   machines without a GPU get ``requirements/course.txt``. The Makefile calls this file as a script.
-- On Colab, the first code cell of every notebook clones the course and runs this file
-  (``%run .../colab.py install``): it installs ``gpu_utils`` and the CUDA packages that match the
-  driver, keeps Colab's own torch, cupy and numpy (pip constraints on their installed versions),
-  and leaves a marker file so it runs once per runtime.
+- On Colab, the first code cell of every notebook clones the release tag it was built for (a
+  half-finished clone is replaced), runs this file (``%run .../colab.py install``), and raises a
+  clear error before ``import gpu_utils`` when the set-up did not finish (``%run`` swallows
+  errors). The install (:func:`plan`, pure and tested without network) installs ``gpu_utils`` and
+  numba-cuda for the CUDA major of Colab's preinstalled stack whenever the driver supports it (so
+  Colab's CUDA 12 cuda-bindings, which cuDF needs, are not replaced), keeps Colab's own torch, cupy
+  and numpy (pip constraints on their installed versions), bounds its fallback to numba-cuda 0.30,
+  prints the lines in which pip reports that it broke one of Colab's packages (cuDF needs an older
+  numba-cuda), and leaves a marker so it runs once per runtime.
 
 Standard library only at import: Colab runs this file before ``gpu_utils`` is installed.
 """
@@ -27,19 +40,125 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-#: The one place that says where the course lives (owner/name on GitHub) and which branch.
-REPOSITORY = "gpu-course/gpus-for-ml"
-BRANCH = "main"
-
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = ROOT / "pyproject.toml"
 CLONE_DIR = "/content/gpu-course"  # where the install cell clones the course on Colab
 MARKER = "/content/.gpu-course-installed"  # written after a successful install: once per runtime
-ROOT = Path(__file__).resolve().parent.parent
+CLONE_DONE = ".gpu-course-clone-{ref}"  # written in the clone once `git clone` of ref has finished
 COLAB_BADGE_SVG = "https://colab.research.google.com/assets/colab-badge.svg"
+PENDING = "Colab link available once the course is published."
 BLOCK_HEADER = "# Colab only: install the course once per runtime (nothing happens anywhere else)."
 KEPT = ("torch", "numpy", "cupy-cuda12x", "cupy-cuda13x")  # Colab's own builds are never replaced
+#: The numba-cuda releases the course works with (its simulator internals are patched for 0.30).
+NUMBA_CUDA_RANGE = ">=0.30,<0.31"
 SWITCH_TO_GPU = (
     "Runtime > Change runtime type > T4 GPU > Save, then run the notebook again from the top"
 )
+_REPOSITORY_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_REF_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+
+
+# --- where the course is published: pyproject.toml, the one source of truth ----------------------
+
+
+def _section(text: str, name: str) -> tuple[int, int] | None:
+    """(start, end) of a TOML table's body, ``[name]`` excluded; None when absent."""
+    header = re.search(rf"^\[{re.escape(name)}\][ \t]*$", text, re.M)
+    if header is None:
+        return None
+    following = re.search(r"^\[", text[header.end() :], re.M)
+    return header.end(), header.end() + following.start() if following else len(text)
+
+
+def _value(text: str, table: str, key: str) -> str | None:
+    span = _section(text, table)
+    if span is None:
+        return None
+    found = re.search(rf'^{re.escape(key)}\s*=\s*"([^"]*)"', text[span[0] : span[1]], re.M)
+    return found.group(1) if found else None
+
+
+def repository_name(url_or_name: str) -> str | None:
+    """``OWNER/NAME`` from a GitHub address (https, ssh or ``OWNER/NAME`` itself), else None."""
+    text = url_or_name.strip()
+    found = re.match(
+        r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)?"
+        r"([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$",
+        text,
+    )
+    if not found or ("github.com" not in text and text.count("/") != 1):
+        return None
+    return found.group(1)
+
+
+def published(text: str | None = None) -> tuple[str | None, str | None]:
+    """(OWNER/NAME, TAG) from pyproject.toml; (None, None) until both are set."""
+    if text is None:
+        try:
+            text = PYPROJECT.read_text()
+        except OSError:  # an installed package without its repository
+            return None, None
+    url = _value(text, "project.urls", "Repository")
+    ref = _value(text, "tool.gpu-course", "colab-ref")
+    repository = repository_name(url) if url else None
+    if repository is None or not ref:
+        return None, None
+    return repository, ref
+
+
+def check_publication(repository: str, ref: str) -> None:
+    """Raise ValueError, saying what to give, unless ``repository`` is OWNER/NAME and ``ref`` a tag
+    name (both end up in a shell command of the install cell, so nothing else is accepted)."""
+    if not _REPOSITORY_NAME.match(repository or ""):
+        raise ValueError(
+            f"--repository {repository!r} is not OWNER/NAME on GitHub (e.g. my-org/gpus-for-ml)."
+        )
+    if not ref or not _REF_NAME.match(ref) or ".." in ref or ref.endswith((".lock", ".")):
+        raise ValueError(f"--ref {ref!r} is not a tag name (e.g. v1.0).")
+
+
+def with_publication(text: str, repository: str, ref: str) -> str:
+    """pyproject.toml's text with ``[project.urls] Repository`` and ``colab-ref`` set."""
+    check_publication(repository, ref)
+    for table, key, value in (
+        ("project.urls", "Repository", f"https://github.com/{repository}"),
+        ("tool.gpu-course", "colab-ref", ref),
+    ):
+        line = f'{key} = "{value}"'
+        span = _section(text, table)
+        if span is None:
+            block = f"[{table}]\n{line}\n\n"
+            tools = re.search(r"^\[tool\.", text, re.M)
+            if table == "project.urls" and tools:
+                text = text[: tools.start()] + block + text[tools.start() :]
+            else:
+                text = text.rstrip("\n") + "\n\n" + block.rstrip("\n") + "\n"
+            continue
+        body = text[span[0] : span[1]]
+        if re.search(rf"^{re.escape(key)}\s*=", body, re.M):
+            body = re.sub(rf"^{re.escape(key)}\s*=.*$", line, body, count=1, flags=re.M)
+        else:
+            body = "\n" + line + body
+        text = text[: span[0]] + body + text[span[1] :]
+    return text
+
+
+def origin_repository(cwd: Path = ROOT) -> str | None:
+    """OWNER/NAME of ``git remote get-url origin`` when it is on GitHub, else None."""
+    try:
+        url = subprocess.run(
+            ["git", "remote", "get-url", "origin"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return repository_name(url.stdout) if url.returncode == 0 and url.stdout.strip() else None
+
+
+REPOSITORY, REF = published()
 
 
 # --- where are we, and what does the driver support --------------------------------------------
@@ -106,9 +225,10 @@ class Plan:
     packages: list[str]
     constraints: dict[str, str]
     messages: list[str] = field(default_factory=list)
+    fallback: list[str] = field(default_factory=list)  # when the pinned numba-cuda does not fit
 
-    def pip_args(self, constraints_file: str) -> list[str]:
-        args = ["install", "--quiet", *self.packages]
+    def pip_args(self, constraints_file: str, packages: list[str] | None = None) -> list[str]:
+        args = ["install", "--quiet", *(self.packages if packages is None else packages)]
         return args + (["--constraint", constraints_file] if self.constraints else [])
 
 
@@ -121,19 +241,43 @@ def _locked(lock_text: str) -> dict[str, str]:
     return pins
 
 
+def _release(version: str | None) -> tuple[int, int]:
+    found = re.match(r"(\d+)\.(\d+)", version or "")
+    return (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+
+
+def preinstalled_cuda(installed: dict[str, str]) -> int | None:
+    """The CUDA major of the runtime's own CUDA stack (cuda-bindings, else torch's +cuXYZ build,
+    else its CuPy), or None when it has none."""
+    if "cuda-bindings" in installed:
+        return _release(installed["cuda-bindings"])[0] or None
+    torch = re.search(r"\+cu(\d\d)\d$", installed.get("torch", ""))
+    if torch:
+        return int(torch.group(1))
+    for major in (12, 13):
+        if f"cupy-cuda{major}x" in installed:
+            return major
+    return None
+
+
 def plan(
     driver: tuple[int, int] | None, gpus: int, installed: dict[str, str], lock_text: str = ""
 ) -> Plan:
     """Decide the Colab install for a driver (None: CPU runtime), the GPU count and the packages
     already installed (name -> version). Pure: tested without network."""
     major = cuda_major(driver) if gpus else None
+    stack = preinstalled_cuda(installed)
+    kept_stack = major is not None and stack is not None and stack < major
+    if kept_stack:  # a newer driver runs the older CUDA stack; replacing it would break cuDF
+        major = stack
     pins = _locked(lock_text)
     keep = {name: installed[name] for name in KEPT if name in installed}
     extra = f"[cu{major}]" if major else ""
-    version = f"=={pins['numba-cuda']}" if "numba-cuda" in pins else ""
+    version = f"=={pins['numba-cuda']}" if "numba-cuda" in pins else NUMBA_CUDA_RANGE
     packages = [f"numba-cuda{extra}{version}"]
     if "cloudpickle" not in installed:
         packages.append("cloudpickle")
+    fallback = [f"numba-cuda{extra}{NUMBA_CUDA_RANGE}", *packages[1:]]
     messages = []
     if major is None:
         messages.append(
@@ -145,16 +289,53 @@ def plan(
         other = f"cupy-cuda{25 - major}x"  # the other CUDA family's cupy
         if cupy not in installed and other not in installed:
             packages.append(cupy)
+            fallback.append(cupy)
         elif other in installed:
             messages.append(
-                f"Colab's {other} does not match this CUDA {major} driver; the course uses NumPy "
+                f"Colab's {other} does not match the CUDA {major} packages; the course uses NumPy "
                 "where it would use CuPy (Colab's CuPy is left as it is)."
             )
+        kept = (
+            f"; Colab's own packages are built for CUDA {stack}, which this driver also runs, "
+            "so the course keeps to CUDA {stack}".replace("{stack}", str(stack))
+            if kept_stack
+            else ""
+        )
         messages.append(
             f"Installed the course for CUDA {major} (driver supports CUDA "
-            f"{driver[0]}.{driver[1]}); Colab's torch, cupy and numpy are unchanged."
+            f"{driver[0]}.{driver[1]}{kept}); Colab's torch, cupy and numpy are unchanged."
         )
-    return Plan(major, packages, keep, messages)
+    if _release(installed.get("numpy")) >= (2, 5):
+        messages.append(
+            f"Colab's numpy {installed['numpy']} no longer has numpy.row_stack, which numba-cuda "
+            "0.30 registers: gpu_utils gives it a stand-in when it is imported, so kernels compile "
+            "(the course is tested with numpy 2.4; `python -m gpu_utils doctor` says more)."
+        )
+    return Plan(major, packages, keep, messages, fallback)
+
+
+#: pip's lines naming an installed package whose requirement the install broke.
+_CONFLICT = re.compile(
+    r"^(?P<package>[A-Za-z0-9_.-]+) (?P<version>\S+) requires (?P<requirement>.+?), but you have "
+    r"(?P<have>[A-Za-z0-9_.-]+) (?P<have_version>\S+) which is incompatible\.?$"
+)
+
+
+def conflicts(pip_output: str) -> list[str]:
+    """One sentence per package of the runtime that pip says the install broke (from pip's
+    "dependency conflicts" lines), e.g. cuDF, which needs an older numba-cuda."""
+    found = []
+    for line in pip_output.splitlines():
+        match = _CONFLICT.match(line.strip())
+        if match:
+            package = match["package"]
+            name = "cuDF (" + package + ")" if package.startswith("cudf") else package
+            found.append(
+                f"{name} {match['version']} requires {match['requirement']}, but the course "
+                f"installed {match['have']} {match['have_version']}: {name} may not work in this "
+                "runtime (the course does not use it)."
+            )
+    return found
 
 
 def _installed() -> dict[str, str]:
@@ -168,28 +349,29 @@ def _installed() -> dict[str, str]:
     return found
 
 
-def install(clone: str = CLONE_DIR, marker: str = MARKER) -> int:
-    """Colab only: install the course from ``clone`` for this runtime; quiet; once (marker)."""
+def install(clone: str = CLONE_DIR, marker: str = MARKER, ref: str | None = None) -> int:
+    """Colab only: install the course from ``clone`` for this runtime; once (marker). Prints what
+    it decided and which of Colab's packages pip says it broke; on failure, pip's last lines."""
     if not is_colab():
         return 0
     if os.path.exists(marker):
         return 0
-    lock = Path(clone, lock_for(driver_cuda_version()))
-    decided = plan(
-        driver_cuda_version(),
-        gpu_count(),
-        _installed(),
-        lock.read_text() if lock.exists() else "",
-    )
+    driver, gpus, installed = driver_cuda_version(), gpu_count(), _installed()
+    major = plan(driver, gpus, installed).cuda  # the CUDA set, then its lock's numba-cuda pin
+    lock = Path(clone, "requirements/course-cu12.txt" if major == 12 else "requirements/course.txt")
+    decided = plan(driver, gpus, installed, lock.read_text() if lock.exists() else "")
     pip = [sys.executable, "-m", "pip"]
     constraints = os.path.join(os.path.dirname(marker), ".gpu-course-constraints.txt")
     Path(constraints).write_text("".join(f"{n}=={v}\n" for n, v in decided.constraints.items()))
     done = subprocess.run([*pip, *decided.pip_args(constraints)], capture_output=True, text=True)
-    if done.returncode != 0:  # the pinned numba-cuda does not fit Colab's packages: let pip pick
-        decided.packages[0] = decided.packages[0].split("==")[0]
+    output = done.stdout + done.stderr
+    if done.returncode != 0:  # the pinned numba-cuda does not fit Colab's packages: 0.30.x then
         done = subprocess.run(
-            [*pip, *decided.pip_args(constraints)], capture_output=True, text=True
+            [*pip, *decided.pip_args(constraints, decided.fallback)],
+            capture_output=True,
+            text=True,
         )
+        output = done.stdout + done.stderr
     if done.returncode == 0:
         editable = [*pip, "install", "--quiet", "--no-deps", "-e", clone]
         done = subprocess.run(editable, capture_output=True, text=True)
@@ -203,36 +385,74 @@ def install(clone: str = CLONE_DIR, marker: str = MARKER) -> int:
 
     site.addsitedir(sysconfig.get_paths()["purelib"])  # the editable install's path hook, now
     importlib.invalidate_caches()
-    Path(marker).write_text(json.dumps({"cuda": decided.cuda, "packages": decided.packages}))
-    print("\n".join(decided.messages))
+    record = {"cuda": decided.cuda, "packages": decided.packages, "ref": ref}
+    Path(marker).write_text(json.dumps(record))
+    print("\n".join(decided.messages + conflicts(output)))
     return 0
 
 
-# --- badges, metadata and the install block, from REPOSITORY ------------------------------------
+# --- badges, metadata and the install block, from pyproject.toml ----------------------------------
 
 
-def colab_url(relpath: str, repository: str = REPOSITORY, branch: str = BRANCH) -> str:
-    return f"https://colab.research.google.com/github/{repository}/blob/{branch}/{relpath}"
+def colab_url(relpath: str, repository: str | None = None, ref: str | None = None) -> str:
+    """The address that opens ``relpath`` of the published course in Colab."""
+    repository, ref = repository or REPOSITORY, ref or REF
+    if repository is None or ref is None:
+        raise ValueError(f"the course is not published yet: {PENDING}")
+    return f"https://colab.research.google.com/github/{repository}/blob/{ref}/{relpath}"
 
 
 def badge(relpath: str) -> str:
-    """The markdown of the "Open in Colab" badge for the notebook at ``relpath``."""
+    """The first cell's markdown: the "Open in Colab" badge for the notebook at ``relpath``, or,
+    until the course is published, a sentence saying that the link will come."""
+    if REPOSITORY is None:
+        return f"*{PENDING}*"
     return f"[![Open In Colab]({COLAB_BADGE_SVG})]({colab_url(relpath)})"
 
 
+_DETECT = (
+    "import os\n"
+    "import sys\n"
+    "\n"
+    'ON_COLAB = "google.colab" in sys.modules and "COLAB_RELEASE_TAG" in os.environ\n'
+    'ON_COLAB = ON_COLAB and not any(k.startswith("KAGGLE_") for k in os.environ)\n'
+)
+SETUP_FAILED = (
+    "The course's set-up did not finish (see the messages above). Run this cell again; if it "
+    "fails again: Runtime > Disconnect and delete runtime, then run the notebook from the top."
+)
+
+
 def install_block() -> str:
-    """The lines the first code cell starts with (they run only on Colab)."""
-    url = f"https://github.com/{REPOSITORY}"
+    """The lines the first code cell starts with (they do something only on Colab). Formatted as
+    ``ruff format`` would, so that notebooks stay lint-clean."""
+    if REPOSITORY is None or REF is None:
+        return (
+            f"{BLOCK_HEADER}\n{_DETECT}"
+            "if ON_COLAB:\n"
+            "    raise RuntimeError(\n"
+            f'        "{PENDING} Until then, run the course from a clone of its repository '
+            '(make lab)."\n'
+            "    )\n"
+        )
+    check_publication(REPOSITORY, REF)
+    done = f"{CLONE_DIR}/{CLONE_DONE.format(ref=REF)}"
+    clone = (
+        f"rm -rf {CLONE_DIR} && git clone -q --depth 1 -b {REF} "
+        f"https://github.com/{REPOSITORY} {CLONE_DIR} && touch {done}"
+    )
     return (
-        f"{BLOCK_HEADER}\n"
-        "import os\n"
-        "import sys\n"
-        "\n"
-        'ON_COLAB = "google.colab" in sys.modules and "COLAB_RELEASE_TAG" in os.environ\n'
-        'ON_COLAB = ON_COLAB and not any(k.startswith("KAGGLE_") for k in os.environ)\n'
+        f"{BLOCK_HEADER}\n{_DETECT}"
         f'if ON_COLAB and not os.path.exists("{MARKER}"):\n'
-        f"    ![ -d {CLONE_DIR} ] || git clone -q --depth 1 -b {BRANCH} {url} {CLONE_DIR}\n"
-        f"    %run {CLONE_DIR}/gpu_utils/colab.py install\n"
+        f"    # No finished clone of {REF} yet (none, or an interrupted one): clone it afresh.\n"
+        f'    if not os.path.exists("{done}"):\n'
+        f"        !{clone}\n"
+        f"    %run {CLONE_DIR}/gpu_utils/colab.py install --ref {REF}\n"
+        "    # %run does not stop on errors: stop here, before `import gpu_utils` fails obscurely.\n"
+        f'    if not os.path.exists("{MARKER}"):\n'
+        "        raise RuntimeError(\n"
+        f'            "{SETUP_FAILED}"\n'
+        "        )\n"
     )
 
 
@@ -253,25 +473,21 @@ def _strip_block(source: str) -> str:
     return ""
 
 
-def _is_badge(cell) -> bool:
-    return cell.cell_type == "markdown" and COLAB_BADGE_SVG in cell.source
-
-
-def point_badge_at(nb, relpath: str) -> None:
-    """Make the badge cell (if any) open ``relpath``: labs inherit their solution's badge."""
-    for cell in nb.cells[:1]:
-        if _is_badge(cell):
-            cell.source = badge(relpath)
+def is_badge_cell(cell) -> bool:
+    """The first cell that :func:`synced` writes: a badge, or the sentence saying one will come."""
+    return cell.cell_type == "markdown" and (
+        COLAB_BADGE_SVG in cell.source or PENDING in cell.source
+    )
 
 
 def synced(nb, relpath: str):
-    """The notebook with its badge, GPU metadata and install block as ``REPOSITORY`` says."""
+    """The notebook with its badge, GPU metadata and install block as pyproject.toml says."""
     import copy
 
     import nbformat
 
     nb = copy.deepcopy(nb)
-    if nb.cells and _is_badge(nb.cells[0]):
+    if nb.cells and is_badge_cell(nb.cells[0]):
         nb.cells[0].source = badge(relpath)
     else:
         nb.cells.insert(0, nbformat.v4.new_markdown_cell(badge(relpath)))
@@ -286,36 +502,38 @@ def synced(nb, relpath: str):
     return nb
 
 
-def _relpath(path: Path) -> str:
-    return path.resolve().relative_to(ROOT).as_posix()
+def _relpath(path: Path, root: Path = ROOT) -> str:
+    return path.resolve().relative_to(root.resolve()).as_posix()
 
 
-def _default_paths() -> list[Path]:
-    return sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted(
-        (ROOT / "solutions").glob("*.ipynb")
+def _default_paths(root: Path = ROOT) -> list[Path]:
+    return sorted((root / "notebooks").glob("*.ipynb")) + sorted(
+        (root / "solutions").glob("*.ipynb")
     )
 
 
-def stale(paths: list[Path] | None = None) -> list[str]:
+def stale(paths: list[Path] | None = None, root: Path = ROOT) -> list[str]:
     """Notebooks (and labs of the given solutions) whose badge, metadata or block is out of step."""
     import nbformat
 
     from . import labgen
 
     problems = []
-    for path in [p.resolve() for p in paths or _default_paths()]:
+    for path in [p.resolve() for p in paths or _default_paths(root)]:
         nb = nbformat.read(path, as_version=4)
-        if nbformat.writes(synced(nb, _relpath(path))) != nbformat.writes(nb):
-            problems.append(_relpath(path))
+        if nbformat.writes(synced(nb, _relpath(path, root))) != nbformat.writes(nb):
+            problems.append(_relpath(path, root))
         if path.parent.name == "solutions":
-            lab = ROOT / "labs" / path.name
-            fresh = nbformat.writes(labgen.generate(path)).rstrip("\n")
+            lab = root / "labs" / path.name
+            fresh = nbformat.writes(labgen.generate(path, root)).rstrip("\n")
             if not lab.exists() or lab.read_text().rstrip("\n") != fresh:
-                problems.append(_relpath(lab) if lab.exists() else f"labs/{path.name} (missing)")
+                problems.append(
+                    _relpath(lab, root) if lab.exists() else f"labs/{path.name} (missing)"
+                )
     return problems
 
 
-def sync(paths: list[Path] | None = None) -> list[str]:
+def sync(paths: list[Path] | None = None, root: Path = ROOT) -> list[str]:
     """Rewrite badges, metadata and install blocks; regenerate the labs of the solutions given.
     Returns what was written. Only the first cells and metadata change: outputs stay."""
     import nbformat
@@ -323,35 +541,40 @@ def sync(paths: list[Path] | None = None) -> list[str]:
     from . import labgen
 
     written = []
-    for path in [p.resolve() for p in paths or _default_paths()]:
+    for path in [p.resolve() for p in paths or _default_paths(root)]:
         nb = nbformat.read(path, as_version=4)
-        new = synced(nb, _relpath(path))
+        new = synced(nb, _relpath(path, root))
         if nbformat.writes(new) != nbformat.writes(nb):
             nbformat.write(new, path)
-            written.append(_relpath(path))
+            written.append(_relpath(path, root))
         if path.parent.name == "solutions":
-            lab = ROOT / "labs" / path.name
+            lab = root / "labs" / path.name
             if lab.exists() and labgen.is_edited(nbformat.read(lab, as_version=4)):
                 print(
-                    f"skipped {_relpath(lab)}: it has edits (regenerate with `make labs FORCE=1`)"
+                    f"skipped {_relpath(lab, root)}: it has edits (regenerate with "
+                    "`make labs FORCE=1`)"
                 )
                 continue
-            fresh = labgen.generate(path)
+            fresh = labgen.generate(path, root)
             if not lab.exists() or lab.read_text().rstrip("\n") != nbformat.writes(fresh).rstrip(
                 "\n"
             ):
+                lab.parent.mkdir(exist_ok=True)
                 nbformat.write(fresh, lab)
-                written.append(_relpath(lab))
+                written.append(_relpath(lab, root))
     return written
 
 
 README = ROOT / "README.md"
 _ROW = re.compile(r"^\| (\d\d) \| \[[^]]+\]\((notebooks/[^)]+\.ipynb)\)")
+README_PENDING = "once published"
 
 
 def readme_cell(row: str) -> str:
     """The README table's Colab cell for one chapter row: a badge for the chapter, links for its
-    lab and solution (when the row lists them)."""
+    lab and solution (when the row lists them); until the course is published, "once published"."""
+    if REPOSITORY is None:
+        return README_PENDING
     chapter = _ROW.match(row).group(2)
     parts = [f"[![Open In Colab]({COLAB_BADGE_SVG})]({colab_url(chapter)})"]
     for kind in ("labs", "solutions"):
@@ -362,7 +585,7 @@ def readme_cell(row: str) -> str:
 
 
 def synced_readme(text: str) -> str:
-    """README with a Colab column in the chapter table, rebuilt from ``REPOSITORY``."""
+    """README with a Colab column in the chapter table, rebuilt from pyproject.toml."""
     lines = text.splitlines()
     for index, line in enumerate(lines):
         cells = line.rstrip().rstrip("|").split(" | ")
@@ -372,10 +595,25 @@ def synced_readme(text: str) -> str:
             columns = lines[index - 1].count("|") - 1
             lines[index] = "|" + "---|" * columns
         elif _ROW.match(line):
-            if "colab.research.google.com" in cells[-1]:
+            if "colab.research.google.com" in cells[-1] or cells[-1].strip() == README_PENDING:
                 cells = cells[:-1]
             lines[index] = " | ".join(cells).rstrip() + f" | {readme_cell(line)} |"
     return "\n".join(lines) + "\n"
+
+
+def publish(repository: str | None, ref: str, pyproject: Path = PYPROJECT) -> tuple[str, str]:
+    """Record where the course is published (``repository`` defaults to the origin remote) in
+    pyproject.toml, and make this module use it. Returns (OWNER/NAME, TAG)."""
+    global REPOSITORY, REF
+    repository = repository or origin_repository(pyproject.parent)
+    if repository is None:
+        raise ValueError(
+            "no --repository given and `git remote get-url origin` names no GitHub repository: "
+            "give --repository OWNER/NAME."
+        )
+    pyproject.write_text(with_publication(pyproject.read_text(), repository, ref))
+    REPOSITORY, REF = published(pyproject.read_text())
+    return repository, ref
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -386,12 +624,17 @@ def main(argv: list[str] | None = None) -> int:
     sync_cmd = commands.add_parser("sync", help="rewrite badges, GPU metadata, install blocks")
     sync_cmd.add_argument("paths", nargs="*", type=Path, help="default: notebooks/ and solutions/")
     sync_cmd.add_argument("--check", action="store_true", help="only list what is out of step")
-    commands.add_parser("install", help="Colab only: install the course for this runtime")
+    sync_cmd.add_argument(
+        "--repository", help="publish: OWNER/NAME on GitHub (default: the origin remote)"
+    )
+    sync_cmd.add_argument("--ref", help="publish: the release tag the notebooks will clone")
+    install_cmd = commands.add_parser("install", help="Colab only: install the course here")
+    install_cmd.add_argument("--ref", help="the release tag the clone was made from")
     commands.add_parser("lock", help="print the requirements file for this machine's driver")
     commands.add_parser("cuda", help="print the CUDA version the driver supports, or 'none'")
     args = parser.parse_args(argv)
     if args.command == "install":
-        return install()
+        return install(ref=args.ref)
     if args.command == "lock":
         print(lock_for(driver_cuda_version()))
         return 0
@@ -399,6 +642,16 @@ def main(argv: list[str] | None = None) -> int:
         driver = driver_cuda_version()
         print(f"{driver[0]}.{driver[1]}" if driver else "none")
         return 0
+    if args.repository and not args.ref:
+        parser.error("--repository needs --ref TAG: the notebooks clone exactly that release")
+    if args.ref:
+        if args.check:
+            parser.error("--check compares with pyproject.toml; publish without --check")
+        try:
+            repository, ref = publish(args.repository, args.ref)
+        except ValueError as error:
+            parser.error(str(error))
+        print(f"pyproject.toml: the course is published at github.com/{repository}, tag {ref}")
     readme_stale = README.read_text() != synced_readme(README.read_text())
     if args.check:
         problems = stale(args.paths) + (["README.md"] if readme_stale else [])
@@ -410,6 +663,11 @@ def main(argv: list[str] | None = None) -> int:
     if readme_stale:
         README.write_text(synced_readme(README.read_text()))
         print("wrote README.md")
+    if args.ref:
+        print(
+            f"Next: commit, then `git tag {args.ref} && git push origin HEAD {args.ref}` (the "
+            "badges open, and the install cells clone, that tag)."
+        )
     return 0
 
 

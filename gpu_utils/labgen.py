@@ -83,14 +83,20 @@ def generate(solution: Path, root: Path | None = None) -> nbformat.NotebookNode:
     nb.metadata = nbformat.NotebookNode(
         {k: v for k, v in nb.metadata.items() if k in KEEP_NOTEBOOK_METADATA}
     )
-    from .colab import point_badge_at  # the "Open in Colab" badge opens the lab, not the solution
-
-    point_badge_at(nb, f"labs/{solution.name}")
+    point_first_cell_at_lab(nb, solution.name)
     nb.metadata[META_KEY] = {
         "generated_from": relative(solution, root),
         "sources_sha256": fingerprint(nb),
     }
     return nb
+
+
+def point_first_cell_at_lab(nb: nbformat.NotebookNode, name: str) -> None:
+    """Make the first cell's links (the "Open in Colab" badge that ``gpu_utils.colab`` writes)
+    open ``labs/<name>`` instead of ``solutions/<name>``: a learner opens the lab, not the answers.
+    (Plain text replacement, so lab generation does not depend on the Colab module.)"""
+    if nb.cells and nb.cells[0].cell_type == "markdown":
+        nb.cells[0].source = nb.cells[0].source.replace(f"/solutions/{name})", f"/labs/{name})")
 
 
 def lab_path(solution: Path, labs_dir: Path) -> Path:

@@ -168,3 +168,22 @@ def test_a_corrupt_lab_is_named_and_kept_unless_forced(tmp_path, capsys):
     (backup,) = (root / "labs" / ".backup").glob("01_demo_lab.*.ipynb")
     assert backup.read_text() == "not json at all"
     assert labgen.stale_labs(root / "solutions", root / "labs") == []
+
+
+def test_a_labs_colab_badge_opens_the_lab_and_labgen_does_not_depend_on_colab():
+    import ast
+
+    nb = nbformat.v4.new_notebook()
+    url = "https://colab.research.google.com/github/me/course/blob/v1.0"
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(f"[![Open In Colab](x.svg)]({url}/solutions/a_lab.ipynb)")
+    ]
+    labgen.point_first_cell_at_lab(nb, "a_lab.ipynb")
+    assert nb.cells[0].source == f"[![Open In Colab](x.svg)]({url}/labs/a_lab.ipynb)"
+    source = Path(labgen.__file__).read_text()
+    imported = {
+        getattr(node, "module", None) or ""
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom)
+    }
+    assert not any("colab" in name for name in imported)  # one-way: colab's sync uses labgen
