@@ -35,8 +35,24 @@ import gpu_utils as gu
 NAME = "ch04_latency"
 CHASE_BYTES = [2**14, 2**17, 2**20, 2**22, 2**24, 2**26, 2**28, 2**30]  # 16 KiB .. 1 GiB
 CHASE_REPEAT = 3  # a run through the DRAM sizes takes seconds: 6.5 M steps of about 0.5 us
+CHASE_WARMUP = 0  # the check run before the timing compiles the kernel; DRAM has nothing to warm
+BUDGET_S = 75  # the whole script on an H100 (benchmarks/gpu_check.py stops it after that)
+H100_L2 = gu.specs.get("H100-SXM").l2_bytes
 READ_N = 1 << 26  # 256 MiB of float32: far beyond any L2 cache
 BLOCK_SHAPES = [(1, 32), (1, 64), (1, 128), (1, 256), (1, 512), (1, 1024), (2, 1024)]
+
+
+def estimate_seconds(latency_s: float = 1e-6, read_gbps: float = 100.0, host_gbps: float = 0.5):
+    """A pessimistic bound on this script on an H100: every chase step at ``latency_s`` (DRAM
+    with TLB misses is well under 1 us), every read at ``read_gbps`` (the slowest point of the
+    first H100 sweep was 135 GB/s), and the host making and checking arrays at ``host_gbps``."""
+    chase = 0.0
+    for nbytes in CHASE_BYTES:
+        steps = gu.latency.chase_steps(nbytes, H100_L2)
+        chase += (CHASE_REPEAT + CHASE_WARMUP) * steps * latency_s + 3 * nbytes / host_gbps / 1e9
+    reads = len(gu.latency.READ_KERNELS) * len(BLOCK_SHAPES)  # one input, made once
+    read = reads * 13 * 4 * READ_N / read_gbps / 1e9 + 3 * 4 * READ_N / host_gbps / 1e9
+    return chase + read
 
 
 def main() -> int:
@@ -51,7 +67,7 @@ def main() -> int:
     for nbytes in CHASE_BYTES:
         steps = gu.latency.chase_steps(nbytes, l2)
         footprint = gu.latency.chase_footprint(nbytes, steps)
-        ns = gu.latency.chase_ns(nbytes, steps, repeat=CHASE_REPEAT)
+        ns = gu.latency.chase_ns(nbytes, steps, repeat=CHASE_REPEAT, warmup=CHASE_WARMUP)
         chase.append(
             {"bytes": nbytes, "steps": steps, "footprint_bytes": footprint, "ns_per_load": ns}
         )

@@ -32,6 +32,7 @@ run where the previous one stopped.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import re
@@ -264,16 +265,24 @@ def chase_ns(
     return result.median / steps * 1e9
 
 
+@functools.lru_cache(maxsize=1)
+def _read_input(n: int):
+    """The ``n`` random floats every :func:`read_gbps` of one sweep sums, on the device, and
+    their exact sum: made once per sweep, not once per point (making 256 MiB takes the host
+    seconds)."""
+    host = np.random.default_rng(0).random(n, dtype=np.float32)
+    return cuda.to_device(host), float(host.sum(dtype=np.float64))
+
+
 def read_gbps(n: int, blocks: int, threads: int, ilp: int) -> float:
     """GB/s read by the ``ilp`` kernel summing ``n`` random floats with ``blocks x threads``
     threads (checked against NumPy first, then timed with ``gu.bench``)."""
     kernel = READ_KERNELS[ilp]
-    host = np.random.default_rng(0).random(n, dtype=np.float32)
-    d_x = cuda.to_device(host)
+    d_x, exact = _read_input(n)
     d_out = cuda.device_array(blocks * threads, dtype=np.float32)
     kernel[blocks, threads](d_x, d_out)  # correct first, then time
     total = float(d_out.copy_to_host().sum(dtype=np.float64))
-    assert np.isclose(total, host.sum(dtype=np.float64), rtol=1e-4), "the read kernel is wrong"
+    assert np.isclose(total, exact, rtol=1e-4), "the read kernel is wrong"
     result = bench(lambda: kernel[blocks, threads](d_x, d_out))
     return 4 * n / result.median / 1e9  # bytes read per second
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import shlex
 import sys
 from dataclasses import dataclass
@@ -79,7 +80,9 @@ def refuse_without_gpu(*, torch_cuda: bool = False) -> bool:
 
 
 def save(name: str, results: list | dict, command: str | None = None) -> Path:
-    """Record ``results`` measured on this machine's GPU (refuses on the simulator)."""
+    """Record ``results`` measured on this machine's GPU (refuses on the simulator), in
+    ``gpu_utils/reference_data/``, or in the folder ``GPU_COURSE_REFERENCE_OUT`` names (what
+    ``make gpu-check`` does, so that a check run leaves the repository as it was)."""
     if runtime.mode != "gpu":
         raise RuntimeError(
             "reference measurements come from a real GPU; this session runs on the simulator"
@@ -91,6 +94,8 @@ def save(name: str, results: list | dict, command: str | None = None) -> Path:
         "results": results,
     }
     path = _path(name)
-    path.parent.mkdir(exist_ok=True)
+    if os.environ.get("GPU_COURSE_REFERENCE_OUT"):
+        path = Path(os.environ["GPU_COURSE_REFERENCE_OUT"]) / path.name
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=2) + "\n")
     return path
