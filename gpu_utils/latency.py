@@ -299,7 +299,10 @@ def loads_per_loop(
     """
     from .ptx import compile_kernel
 
-    ptx = compile_kernel(kernel, signature, compute_capability).ptx
+    return _loads_in_loops(compile_kernel(kernel, signature, compute_capability).ptx)
+
+
+def _loads_in_loops(ptx: str) -> int:
     labels = {m.group(1): m.end() for m in re.finditer(r"^(\$L__BB\w+):", ptx, flags=re.M)}
     most = 0
     for branch in re.finditer(r"\bbra(?:\.uni)?\s+(\$L__BB\w+);", ptx):

@@ -155,3 +155,26 @@ def test_numpy_numbers_are_accepted():
     assert latency.bandwidth(1e-6, "T4", threads_per_sm=np.int64(64)) == pytest.approx(
         latency.bandwidth(1e-6, "T4", threads_per_sm=64)
     )
+
+
+def test_loads_in_loops_are_counted_between_a_label_and_its_branch_back():
+    ptx = """
+    ld.global.f32 %f1, [%rd1];
+$L__BB0_2:
+    ld.global.f32 %f2, [%rd2];
+    @%p1 bra $L__BB0_4;
+    ld.global.f32 %f3, [%rd3];
+$L__BB0_4:
+    ld.global.f32 %f4, [%rd4];
+    @%p2 bra $L__BB0_2;
+    bra.uni $L__BB0_9;
+$L__BB0_9:
+    ret;
+"""
+    assert latency._loads_in_loops(ptx) == 3  # the loop from BB0_2 back to it; forward jumps not
+    assert latency._loads_in_loops("ld.global.f32 %f1, [%rd1];\nret;") == 0
+
+
+def test_the_compiler_unrolls_the_one_load_read_kernel():
+    """Chapter 04's explanation of the ILP-1 line: the compiled loop has several loads."""
+    assert latency.loads_per_loop(latency.read_ilp1) >= 2
