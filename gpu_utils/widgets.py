@@ -14,6 +14,8 @@ import html
 from . import occupancy as occ
 
 __all__ = [
+    "LAYOUT_NOTATION",
+    "MFU_HELP",
     "PLANNER_MODELS",
     "OccupancyCalculator",
     "PlannerWidget",
@@ -191,12 +193,24 @@ def occupancy_calculator(compute_capability: object | None = None) -> OccupancyC
 # --- the training planner (chapter 10) -----------------------------------------------------------
 
 PLANNER_MODELS = {
-    # Llama 3 shapes (Llama Team, "The Llama 3 Herd of Models", 2024, Table 3), sequence 8192;
-    # the planner counts them as dense GPT layers of 12 h^2 parameters.
+    # Llama 3 shapes (Llama Team, "The Llama 3 Herd of Models", 2024, Table 3), sequence 8192,
+    # no dropout; the planner counts them as dense GPT layers of 12 h^2 parameters.
     "8B (Llama 3 shape)": dict(params=8.0e9, layers=32, hidden=4096, heads=32),
     "70B (Llama 3 shape)": dict(params=70.6e9, layers=80, hidden=8192, heads=64),
     "405B (Llama 3 shape)": dict(params=405e9, layers=126, hidden=16384, heads=128),
 }
+
+#: How the plot's labels and the table's rows spell a layout.
+LAYOUT_NOTATION = (
+    "Plot labels: DPxTPxPP (data x tensor x pipeline parallel GPUs), Z = ZeRO stage, "
+    "m = micro-batches per step per data-parallel rank, v = virtual pipeline stages, "
+    "sel/full = selective/full activation recompute."
+)
+MFU_HELP = (
+    "assumed fraction of the GPU's dense peak that the matmuls reach when nothing waits; "
+    "each layout's implied MFU is lower: it also pays the pipeline bubble, the communication "
+    "compute does not hide, and recomputation"
+)
 
 
 def _layout_label(layout) -> str:
@@ -205,32 +219,89 @@ def _layout_label(layout) -> str:
     return f"{layout.dp}x{layout.tp}x{layout.pp} Z{layout.zero_stage} m{layout.micro_batches}{v}{r}"
 
 
+def _time_unit(seconds: float) -> tuple[str, float]:
+    """The unit the step-time axis uses for a largest time of ``seconds``."""
+    if seconds >= 2 * 3600:
+        return "h", 3600.0
+    if seconds >= 120:
+        return "min", 60.0
+    return "s", 1.0
+
+
 def planner_plot(layouts, usable_bytes: float, top: int = 12, axes=None):
-    """Memory per GPU and step time of the first ``top`` layouts; returns the two axes."""
+    """Memory per GPU and step time of the first ``top`` layouts; returns the two axes.
+
+    The memory axis extends past both the largest bar and the usable-memory line, so the dashed
+    line never sits on the axis edge; the time axis is in s, min or h. Layouts that do not fit
+    are red and get no time bar (their step time would be meaningless)."""
     import matplotlib.pyplot as plt
 
     shown = layouts[:top]
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
     ax_mem, ax_time = axes
+    gib = 2**30
     labels = [_layout_label(x) for x in shown]
     y = range(len(shown))
     colors = ["tab:blue" if x.fits else "tab:red" for x in shown]
-    ax_mem.barh(y, [x.memory_per_gpu / 2**30 for x in shown], color=colors)
-    ax_mem.axvline(usable_bytes / 2**30, color="black", ls="--", lw=1)
+    memory = [x.memory_per_gpu / gib for x in shown]
+    ax_mem.barh(y, memory, color=colors)
+    ax_mem.axvline(usable_bytes / gib, color="black", ls="--", lw=1)
+    ax_mem.set_xlim(0, 1.15 * max([usable_bytes / gib, *memory]))  # headroom past the line
     ax_mem.set_yticks(list(y), labels, fontsize=8)
     ax_mem.invert_yaxis()
     ax_mem.set_xlabel("memory per GPU (GiB)")
-    ax_time.barh(y, [x.step_time for x in shown], color=colors)
-    ax_time.set_xlabel("step time (s), model estimate")
-    ax_mem.set_title("DPxTPxPP, ZeRO, micro-batches, virtual stages; dashed: usable", fontsize=9)
-    ax_time.set_title("red: does not fit", fontsize=9)
+    times = [x.step_time if x.fits else 0.0 for x in shown]
+    unit, scale = _time_unit(max(times, default=0.0))
+    ax_time.barh(y, [t / scale for t in times], color=colors)
+    ax_time.set_xlabel(f"step time ({unit}), model estimate")
+    if not any(x.fits for x in shown):
+        ax_time.set_xticks([])
+        ax_time.text(
+            0.5, 0.5, "none of these fits:\nno step time", transform=ax_time.transAxes,
+            ha="center", va="center", fontsize=10,
+        )  # fmt: skip
+    ax_mem.set_title(
+        f"DPxTPxPP, ZeRO, micro-batches, virtual stages; dashed: usable "
+        f"({usable_bytes / gib:.0f} GiB)",
+        fontsize=9,
+    )
+    ax_time.set_title("red: does not fit (no step time)", fontsize=9)
     return axes
+
+
+def _summary_table(layouts) -> str:
+    """An HTML table of layouts: long text in cells wraps between words, never inside one."""
+    from .parallelism import format_seconds
+
+    rows = []
+    for x in layouts:
+        if x.fits:
+            status = f"{x.memory_per_gpu / 2**30:.1f} GiB, fits"
+            time = format_seconds(x.step_time)
+            bound = f"limited by {x.bound}" + x._exposed_note()
+            mfu = f"{x.mfu:.0%}"
+        else:
+            status = f"{x.memory_per_gpu / 2**30:.1f} GiB, does not fit ({-x.margin / 2**30:.1f} GiB over)"
+            time = bound = mfu = "&ndash;"
+        rows.append(
+            f"<tr><td>{html.escape(x.short())}</td><td>{status}</td><td>{time}</td>"
+            f"<td>{bound}</td><td>{mfu}</td></tr>"
+        )
+    head = (
+        "<tr><th>layout</th><th>memory per GPU</th><th>step time</th><th>what limits it</th>"
+        "<th>implied MFU</th></tr>"
+    )
+    style = "border-collapse: collapse; word-break: normal; overflow-wrap: normal"
+    return f'<table style="{style}">{head}{"".join(rows)}</table>'
 
 
 class PlannerWidget:
     """Controls for ``gu.parallelism.plan``: model, GPU, nodes, batch, assumed MFU; a table of the
-    best layouts and a plot of their memory and step time. ``summary.value`` is the table."""
+    best layouts and a plot of their memory and step time. ``summary.value`` is the table;
+    ``mfu_help`` (beside the MFU slider) says what the assumed MFU is and why each layout's
+    implied MFU is lower. When nothing fits, the summary says so first, with how much memory
+    per GPU the closest layout lacks."""
 
     def __init__(
         self,
@@ -256,13 +327,20 @@ class PlannerWidget:
             value=batch_millions * 2**20,
             description="global batch",
         )
-        self.mfu = w.FloatSlider(value=0.5, min=0.2, max=0.8, step=0.05, description="MFU")
+        self.mfu = w.FloatSlider(value=0.5, min=0.2, max=0.8, step=0.05, description="assumed MFU")
+        self.mfu_help = w.HTML(
+            f'<span style="font-size: 0.85em">{html.escape(MFU_HELP)}</span>',
+            layout=w.Layout(width="420px"),
+        )
         self.summary = w.HTML()
         self.plot = w.Output()
         for control in (self.model, self.gpu, self.nodes, self.batch, self.mfu):
             control.style.description_width = "initial"
             control.observe(self._changed, names="value")
-        rows = [w.HBox([self.model, self.gpu, self.nodes]), w.HBox([self.batch, self.mfu])]
+        rows = [
+            w.HBox([self.model, self.gpu, self.nodes]),
+            w.HBox([self.batch, self.mfu, self.mfu_help]),
+        ]
         self.widget = w.VBox([*rows, self.summary, self.plot])
         self.layouts: list = []
         self.update()
@@ -278,7 +356,7 @@ class PlannerWidget:
         from . import parallelism as par
 
         shape = PLANNER_MODELS[self.model.value]
-        model = par.Model(seq_len=8192, vocab=128256, **shape)
+        model = par.Model(seq_len=8192, vocab=128256, dropout=False, **shape)
         return model, par.Cluster(self.gpu.value, 8, self.nodes.value), self.batch.value
 
     def update(self) -> None:
@@ -300,15 +378,24 @@ class PlannerWidget:
             )
             self.plot.clear_output()
             return
-        rows = "".join(
-            f"<tr><td>{html.escape(x.describe())}</td><td>{x.mfu:.0%}</td></tr>"
-            for x in self.layouts[:5]
-        )
         fitting = sum(x.fits for x in self.layouts)
+        assumption = (
+            f"Estimates from gu.parallelism's cost model at an assumed MFU of "
+            f"{self.mfu.value:.0%}, not measurements."
+        )
+        if fitting:
+            lead = f"{len(self.layouts)} layouts, {fitting} fit; the fastest that fit:"
+        else:
+            short = -self.layouts[0].margin / 2**30
+            lead = (
+                f"<b>Nothing fits</b> on {cluster.n_gpus} {html.escape(cluster.gpu)} GPUs: the "
+                f"closest layout needs {short:.0f} GiB more per GPU (0 of "
+                f"{len(self.layouts)} layouts fit). More nodes, or a smaller model, would help. "
+                f"The closest layouts:"
+            )
         self.summary.value = (
-            f"{len(self.layouts)} layouts, {fitting} fit. Estimates from gu.parallelism's cost "
-            f"model at an assumed MFU of {self.mfu.value:.0%}, not measurements."
-            f"<table><tr><th>best layouts</th><th>implied MFU</th></tr>{rows}</table>"
+            f"<p>{lead} {assumption}</p>{_summary_table(self.layouts[:5])}"
+            f'<p style="font-size: 0.85em">{html.escape(LAYOUT_NOTATION)}</p>'
         )
         usable = 0.9 * specs.get(cluster.gpu).hbm_bytes
         self._draw(usable)

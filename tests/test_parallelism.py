@@ -311,16 +311,44 @@ def test_planner_widget_follows_its_controls():
     w = gu.widgets.planner("8B (Llama 3 shape)", nodes=1, batch_millions=1)
     assert w.layouts and "layouts" in w.summary.value
     model, cluster, batch = w.inputs()
+    assert not model.dropout  # Llama has no dropout
     assert w.layouts[0] == P.plan(model, cluster, batch, mfu=0.5)[0]
+    assert "implied MFU" in w.summary.value and "implied MFU" in w.mfu_help.value
+    assert "m = micro-batches" in w.summary.value  # the plot's notation spelled out
+    assert "50%" in w.summary.value
     before = w.summary.value
     w.model.value = "70B (Llama 3 shape)"  # 70B on one node: nothing fits
     assert w.summary.value != before and not any(x.fits for x in w.layouts)
-    assert ", 0 fit" in w.summary.value
+    text = w.summary.value
+    short = -w.layouts[0].margin / 2**30
+    assert text.index("Nothing fits") < text.index("<table")  # said first
+    assert f"needs {short:.0f} GiB more per GPU" in text
+    assert "does not fit" in text and "bound by memory" not in text and "limited by" not in text
     w.nodes.value = 16
     assert w.inputs()[1].n_gpus == 128 and w.layouts[0].fits
-    assert "50%" in w.summary.value
+    w.mfu.value = 0.3
+    assert "30%" in w.summary.value
     axes = gu.widgets.planner_plot(w.layouts, 72 * 2**30, top=5)
     assert len(axes[0].patches) == 5
+    assert axes[0].get_xlim()[1] >= 1.1 * 72  # the dashed usable line is not on the edge
+    plt.close("all")
+
+
+def test_planner_plot_leaves_headroom_and_picks_a_time_unit():
+    import matplotlib.pyplot as plt
+
+    model = P.MODELS["Llama 3 70B"]
+    layouts = P.plan(model, P.Cluster(H100, 8, 1), 2**20)  # nothing fits: red bars, no times
+    axes = gu.widgets.planner_plot(layouts, 72 * 2**30, top=4)
+    biggest = max(x.memory_per_gpu for x in layouts[:4]) / 2**30
+    assert axes[0].get_xlim()[1] >= 1.1 * max(72, biggest)
+    assert all(p.get_width() == 0 for p in axes[1].patches)
+    plt.close("all")
+    slow = P.plan(P.MODELS["Llama 3 70B"], P.Cluster(H100, 8, 8), 16 * 2**20)
+    axes = gu.widgets.planner_plot(slow, 72 * 2**30, top=3)
+    assert "(min)" in axes[1].get_xlabel()  # several minutes per step
+    assert P.format_seconds(42) == "42 s" and P.format_seconds(300) == "5 min"
+    assert P.format_seconds(3 * 3600) == "3 h"
     plt.close("all")
 
 
