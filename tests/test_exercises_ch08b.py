@@ -367,7 +367,7 @@ def test_block_accepts_correct_answers(answer):
         (block_no_residual, primer.NO_RESIDUAL, "without the residual around attention"),
         (block_no_mask, primer.NO_CAUSAL_MASK, "without the causal mask"),
         (block_post_ln_no_mask, primer.LOOKS_AHEAD, "changing only the last token"),
-        (block_masked_diagonal, primer.MASKED_DIAGONAL, "NaN at position 0"),
+        (block_masked_diagonal, primer.MASKED_DIAGONAL, "NaN at position 0, and only there"),
         (block_scale_d_head, primer.SCALE, "divided by d_head"),
         (block_softmax_dim, primer.SOFTMAX_DIM, "dim=-2"),
         (block_relu, primer.GELU, "ReLU"),
@@ -386,6 +386,35 @@ def test_block_calling_the_whole_block_is_named():
     result = run("primer_block_forward", lambda block, x: block(x))
     assert_only_hint(result, primer.CALLS_THE_BLOCK, BLOCK_HINTS)
     assert "`block(x)`" in result.message
+
+
+def block_double(block, x):
+    return block_reference(block, x).double()
+
+
+def block_scales_weights_in_place(block, x):
+    with torch.no_grad():
+        block.attn.proj.weight.mul_(2)
+    return block_reference(block, x)
+
+
+def block_divides_by_zero(block, x):
+    return block_reference(block, x) / 0.0
+
+
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        (block_double, "Your output is torch.float64"),
+        (block_scales_weights_in_place, "changed the block's parameter `attn.proj.weight`"),
+        (block_divides_by_zero, "not finite at positions [0, 1, 2, 3, 4]"),
+    ],
+)
+def test_block_odd_answers_get_a_generic_true_message(answer, words):
+    result = run("primer_block_forward", answer)
+    assert not result.passed and words in result.message, result.message
+    for hint in BLOCK_HINTS:
+        assert hint not in result.message, result.message
 
 
 def test_every_block_mistake_variant_differs_from_the_block():

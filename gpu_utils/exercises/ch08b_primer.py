@@ -541,6 +541,9 @@ def _run_block(exercise_id: str, answer) -> CheckResult:
         g = torch.Generator().manual_seed(100 + case)
         x = torch.randn(b, s, h, generator=g)
         shape = f"batch {b}, seq {s}, d_model {h}, {a} heads"
+        with torch.no_grad():
+            expected = block(x)
+        state = {n: p.detach().clone() for n, p in block.named_parameters()}
         try:
             out, calls = _call_block(answer, block, x.clone().requires_grad_())
         except (Exception, SystemExit) as error:
@@ -554,22 +557,32 @@ def _run_block(exercise_id: str, answer) -> CheckResult:
                 f"Your function returned {type(out).__name__}, not a tensor.",
                 "return the block's output, a tensor of the same shape as x.",
             )
+        changed = [n for n, p in block.named_parameters() if not torch.equal(p, state[n])]
+        if changed:
+            return failed(
+                exercise_id,
+                f"Your function changed the block's parameter `{changed[0]}`.",
+                "a forward pass only reads the parameters: compute new tensors from them, "
+                "never assign to them or change them in place.",
+            )
+        if out.dtype != x.dtype:
+            return failed(
+                exercise_id,
+                f"Your output is {out.dtype}; the block computes in {x.dtype}.",
+                "keep the dtype of x: no `.double()`, `.half()` or conversions to NumPy.",
+            )
         if tuple(out.shape) != (b, s, h):
             return failed(
                 exercise_id,
                 f"For x of shape {(b, s, h)} your output has shape {tuple(out.shape)}.",
                 HEADS_SHAPE,
             )
-        with torch.no_grad():
-            expected = block(x)
         if not bool(torch.isfinite(out).all()):
             rows = sorted({int(t) for t in torch.nonzero(~torch.isfinite(out))[:, 1]})
-            if rows and rows[0] == 0:
+            if rows == [0]:  # only the first row: the one row a mask on the diagonal empties
                 return failed(
                     exercise_id,
-                    f"({shape}) your output is NaN at position {rows[0]}"
-                    + (f" (and {len(rows) - 1} more)" if len(rows) > 1 else "")
-                    + ".",
+                    f"({shape}) your output is NaN at position 0, and only there.",
                     MASKED_DIAGONAL,
                 )
             return failed(
