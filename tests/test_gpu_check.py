@@ -261,3 +261,30 @@ def test_saved_references_go_where_the_check_says(tmp_path, monkeypatch):
     path = gu.reference.save("demo", [1], command="c")
     assert path == tmp_path / "demo.json" and json.loads(path.read_text())["device"] == "G"
     assert not (gu.reference.DATA_DIR / "demo.json").exists()
+
+
+def test_the_steps_run_for_real_in_their_phases(tmp_path):
+    """execute() with small real commands: the doctor, the benchmarks one at a time, then the
+    unit tier beside the notebooks; each step's log holds its command and output, and the
+    benchmarks see where to write their JSON."""
+    plan = gpu_check.Plan(python=sys.executable, work=tmp_path, wheels=None, jobs=4)
+
+    def step(name, code):
+        log = str(tmp_path / "logs" / f"{name.replace(' ', '_')}.log")
+        return gpu_check.Step(name, [sys.executable, "-c", code], log)
+
+    out = "import os; print(os.environ['GPU_COURSE_MODE'], os.environ['GPU_COURSE_REFERENCE_OUT'])"
+    plan.steps = [
+        step("doctor", "print('doctor ran')"),
+        step("benchmark a", out),
+        step("benchmark b", "raise SystemExit(1)"),
+        step("unit tier (GPU mode)", "print('tests ran')"),
+        *(step(f"notebook n{i}", f"print('notebook {i}')") for i in range(3)),
+    ]
+    gpu_check.execute(plan, None)
+    status = {s.name: s.status for s in plan.steps}
+    assert status["benchmark b"] == "failed"
+    assert all(v == "passed" for k, v in status.items() if k != "benchmark b")
+    log = (tmp_path / "logs" / "benchmark_a.log").read_text()
+    assert f"gpu {tmp_path / 'reference_data'}" in log
+    assert "notebook 2" in (tmp_path / "logs" / "notebook_n2.log").read_text()
