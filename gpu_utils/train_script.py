@@ -6,11 +6,19 @@
 ``--nnodes N --node-rank R --rdzv-backend c10d --rdzv-endpoint HOST:PORT``. Without torchrun
 (no ``RANK`` in the environment) it runs as one process.
 
-Every rank builds the same model (same seed) and draws the same *global* batch of
-``world_size * batch_size`` windows, then keeps its own slice; DistributedDataParallel averages
-the gradients, so N ranks with ``batch_size`` each train exactly like one process with
-``N * batch_size`` (up to the order of floating-point additions), which the tests check.
-The notebook runs :func:`train` itself under ``gu.dist``.
+Every rank builds the same model (same seed). The data is sharded as PyTorch's
+``DistributedSampler`` shards it (:class:`ShardedWindows`): the corpus is cut into
+non-overlapping windows of ``seq_len + 1`` tokens, every epoch shuffles them with the same seed on
+every rank, and rank r reads windows r, r + N, r + 2N, ... of that order, ``batch_size`` at a
+time; the tail that does not fill a step on every rank is dropped. So at each step the N ranks
+together read exactly the ``N * batch_size`` windows one process with ``N * batch_size`` reads,
+DistributedDataParallel averages the gradients, and N ranks train like one process (up to the
+order of floating-point additions), which the tests check. Which windows a step reads depends
+only on the step's number (``state_dict()`` is ``{"step": ...}``), so a run resumed at step k
+reads what an uninterrupted run reads from step k on.
+
+On a GPU each process first calls ``torch.cuda.set_device(LOCAL_RANK)``, so that NCCL and every
+allocation use its own GPU. The notebook runs :func:`train` itself under ``gu.dist``.
 """
 
 from __future__ import annotations
@@ -25,6 +33,67 @@ import torch
 import torch.distributed as dist
 
 from . import gpt, training
+
+
+class ShardedWindows:
+    """This rank's batches of a token tensor, as ``DistributedSampler`` would give them.
+
+    ``batch(step)`` returns ``(x, y)``: ``batch_size`` windows of ``seq_len`` tokens and their
+    targets shifted by one. ``len(data) - 1`` tokens make ``(len(data) - 1) // seq_len`` windows;
+    an epoch is ``windows // (world_size * batch_size)`` steps; epoch e shuffles the windows
+    with a generator seeded ``seed + e`` (``DistributedSampler.set_epoch``), and rank r keeps
+    every ``world_size``-th window from r on. Resumable: the state is the next step's number.
+    """
+
+    def __init__(
+        self,
+        data: torch.Tensor,
+        seq_len: int,
+        batch_size: int,
+        rank: int = 0,
+        world_size: int = 1,
+        seed: int = 0,
+    ) -> None:
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} is not one of the {world_size} ranks")
+        self.data, self.seq_len, self.batch_size = data, seq_len, batch_size
+        self.rank, self.world_size, self.seed = rank, world_size, seed
+        self.windows = (len(data) - 1) // seq_len
+        self.steps_per_epoch = self.windows // (world_size * batch_size)
+        if self.steps_per_epoch < 1:
+            raise ValueError(
+                f"{len(data)} tokens make {self.windows} windows of {seq_len}: fewer than one "
+                f"step of {world_size} ranks x {batch_size}; use a smaller batch or seq_len"
+            )
+        self.step = 0
+        self._epoch, self._order = -1, None
+
+    def indices(self, step: int) -> torch.Tensor:
+        """The window numbers this rank reads at ``step``."""
+        epoch, position = divmod(step, self.steps_per_epoch)
+        if epoch != self._epoch:
+            generator = torch.Generator().manual_seed(self.seed + epoch)
+            order = torch.randperm(self.windows, generator=generator)
+            used = self.steps_per_epoch * self.world_size * self.batch_size  # drop the tail
+            self._epoch, self._order = epoch, order[:used][self.rank :: self.world_size]
+        return self._order[position * self.batch_size : (position + 1) * self.batch_size]
+
+    def batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        starts = self.indices(step) * self.seq_len
+        window = self.data[starts[:, None] + torch.arange(self.seq_len + 1)]
+        return window[:, :-1], window[:, 1:]
+
+    def __iter__(self):
+        while True:
+            x, y = self.batch(self.step)
+            self.step += 1
+            yield x, y
+
+    def state_dict(self) -> dict:
+        return {"step": self.step}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.step = int(state["step"])
 
 
 @dataclass(frozen=True)
@@ -42,15 +111,20 @@ class Config:
 
 
 def _device() -> torch.device:
+    """This process's GPU (``LOCAL_RANK``, made the current device) under NCCL or alone, else
+    the CPU (gloo with CPU tensors)."""
     if torch.cuda.is_available() and (not dist.is_initialized() or dist.get_backend() == "nccl"):
-        return torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
+        local = int(os.environ.get("LOCAL_RANK", 0)) % torch.cuda.device_count()
+        torch.cuda.set_device(local)  # NCCL and every allocation on this rank's own GPU
+        return torch.device("cuda", local)
     return torch.device("cpu")
 
 
 def train(rank: int, world_size: int, config: Config) -> dict:
     """Train for ``config.steps`` steps as rank ``rank`` of ``world_size`` (a process group must
-    exist when ``world_size > 1``). Returns the mean loss over all ranks at every step, a checksum
-    of the final weights, and this rank's tokens/s."""
+    exist when ``world_size > 1``), reading its own shard of the data (:class:`ShardedWindows`).
+    Returns the mean loss over all ranks at every step, a checksum of the final weights, and
+    this rank's tokens/s."""
     device = _device()
     data = training.encode(training.corpus())  # stays in host memory; batches travel
     model = gpt.build(
@@ -64,13 +138,13 @@ def train(rank: int, world_size: int, config: Config) -> dict:
     if world_size > 1:
         net = torch.nn.parallel.DistributedDataParallel(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
-    generator = torch.Generator().manual_seed(config.seed)  # the same draws on every rank
-    mine = slice(rank * config.batch_size, (rank + 1) * config.batch_size)
+    batches = iter(
+        ShardedWindows(data, config.seq_len, config.batch_size, rank, world_size, config.seed)
+    )  # this rank's shard only
     losses = []
     start = time.perf_counter()
     for _ in range(config.steps):
-        x, y = training.get_batch(data, world_size * config.batch_size, config.seq_len, generator)
-        x, y = x[mine], y[mine]
+        x, y = next(batches)
         if device.type == "cuda":  # pinned host memory lets the copy run asynchronously
             x, y = (
                 x.pin_memory().to(device, non_blocking=True),
