@@ -76,3 +76,15 @@ def test_a_stub_is_not_attempted_yet(exercise_id):
     result = gu.exercises.check(exercise_id, stub)
     assert not result.passed and not result.attempted
     assert "not attempted yet" in result.message
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_the_labs_solution_passes(exercise_id):
+    from pathlib import Path
+
+    from answer_tables import _cached_solution_cells
+
+    notebook = Path(__file__).resolve().parent.parent / "solutions" / "12_triton_lab.ipynb"
+    checked, namespace = _cached_solution_cells(notebook)
+    result = gu.exercises.check(exercise_id, namespace[checked[exercise_id]])
+    assert result.passed, result.message
