@@ -431,3 +431,44 @@ def test_book_llama3_70b_zero3_is_comms_bound_and_8_way_pp_is_not():
     # book's "we can't AllReduce ... until the last microbatch has passed"), still sees some
     # of it exposed: a few percent of the step.
     assert piped.exposed["network"] < 0.1 * piped.step_time
+
+
+# Narayanan et al. 2021, Table 1 (weak scaling, A100-SXM4-80GB, sequence 2048, vocabulary
+# 51,200): parameters, layers, hidden, heads, TP, PP, GPUs, batch, achieved TFLOP/s per GPU.
+TABLE_1 = [
+    (1.7e9, 24, 2304, 24, 1, 1, 32, 512, 137),
+    (3.6e9, 30, 3072, 32, 2, 1, 64, 512, 138),
+    (7.5e9, 36, 4096, 32, 4, 1, 128, 512, 142),
+    (18.4e9, 40, 6144, 48, 8, 1, 256, 1024, 135),
+    (39.1e9, 48, 8192, 64, 8, 2, 512, 1536, 138),
+    (76.1e9, 60, 10240, 80, 8, 4, 1024, 1792, 140),
+    (145.6e9, 80, 12288, 96, 8, 8, 1536, 2304, 148),
+    (310.1e9, 96, 16384, 128, 8, 16, 1920, 2160, 155),
+    (529.6e9, 105, 20480, 128, 8, 35, 2520, 2520, 163),
+    (1008e9, 128, 25600, 160, 8, 64, 3072, 3072, 163),
+]
+
+
+@pytest.mark.parametrize("row", TABLE_1, ids=lambda r: f"{r[0] / 1e9:g}B")
+def test_weak_scaling_against_narayanan_table_1(row):
+    """Each row's (t, p) and batch, with the planner's best fitting micro-batch size (1, 2, 4)
+    and interleaving (1, 2, 4), full recompute as the paper used: within 20% of the published
+    TFLOP/s per GPU (the table gives the best configuration the authors found). The planner's
+    worst misses are the largest models (-15%: its mfu = 0.5 is below the 52% of peak they
+    reached end to end)."""
+    params, layers, hidden, heads, tp, pp, n, batch, published = row
+    model = P.Model(params, layers, hidden, heads, 2048, 51200)
+    cluster = P.Cluster(A100, 8, n // 8)
+    best = 0.0
+    for b in (1, 2, 4):
+        for v in (1, 2, 4) if pp > 1 else (1,):
+            try:
+                x = P.evaluate(
+                    model, cluster, batch * 2048, dp=n // (tp * pp), tp=tp, pp=pp,
+                    micro_batch_size=b, interleave=v, recompute="full",
+                )  # fmt: skip
+            except ValueError:  # the batch does not split, or m is not a multiple of p
+                continue
+            if x.fits:
+                best = max(best, narayanan_eq3(model, batch, x.step_time, n))
+    assert best == pytest.approx(published, rel=0.2)
