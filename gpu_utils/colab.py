@@ -228,7 +228,8 @@ class Plan:
     fallback: list[str] = field(default_factory=list)  # when the pinned numba-cuda does not fit
 
     def pip_args(self, constraints_file: str, packages: list[str] | None = None) -> list[str]:
-        args = ["install", "--quiet", *(self.packages if packages is None else packages)]
+        # Not --quiet: the output is captured anyway, and its conflict lines are read (conflicts()).
+        args = ["install", *(self.packages if packages is None else packages)]
         return args + (["--constraint", constraints_file] if self.constraints else [])
 
 
@@ -297,7 +298,7 @@ def plan(
             )
         kept = (
             f"; Colab's own packages are built for CUDA {stack}, which this driver also runs, "
-            "so the course keeps to CUDA {stack}".replace("{stack}", str(stack))
+            f"so the course keeps to CUDA {stack}"
             if kept_stack
             else ""
         )

@@ -419,7 +419,7 @@ def _fake_colab(monkeypatch, tmp_path, driver, gpus, installed=None, pip=()):
     return clone, calls
 
 
-def test_install_runs_pip_twice_quietly_then_marks_the_runtime(monkeypatch, tmp_path, capsys):
+def test_install_runs_pip_twice_then_marks_the_runtime(monkeypatch, tmp_path, capsys):
     clone, calls = _fake_colab(monkeypatch, tmp_path, (12, 4), 1)
     marker = tmp_path / ".gpu-course-installed"
     assert colab.install(str(clone), str(marker), ref="v1.0") == 0
@@ -445,8 +445,8 @@ def test_install_falls_back_to_a_bounded_numba_cuda_and_names_what_pip_broke(
         monkeypatch, tmp_path, (13, 0), 1, COLAB_2026, pip=[(1, "no match"), (0, conflict)]
     )
     assert colab.install(str(clone), str(tmp_path / "marker")) == 0
-    assert calls[0][5] == "numba-cuda[cu12]==0.30.4"  # Colab's CUDA 12 stack, the pinned release
-    assert calls[1][5] == "numba-cuda[cu12]>=0.30,<0.31"  # never an unbounded numba-cuda
+    assert calls[0][4] == "numba-cuda[cu12]==0.30.4"  # Colab's CUDA 12 stack, the pinned release
+    assert calls[1][4] == "numba-cuda[cu12]>=0.30,<0.31"  # never an unbounded numba-cuda
     out = capsys.readouterr().out
     assert "cuDF (cudf-cu12) 26.2.1 requires numba-cuda<0.23" in out
     assert "keeps to CUDA 12" in out
