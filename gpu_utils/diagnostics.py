@@ -355,22 +355,29 @@ def _ptx_fix(driver: str | None, wheels: dict[str, int] | None = None) -> str:
     )
 
 
+def _package_fix(where: str, clone_fix: str, pip_line: str) -> str:
+    """``clone_fix`` in a clone of the course; elsewhere how to install ``pip_line`` there."""
+    return clone_fix if where == "clone" else install_fix(where, pip_line)
+
+
 def _findings(info) -> list[dict]:
     found = []
+    where = place()
+    major = colab.cuda_major(colab.driver_cuda_version())
+    extra = f"[cu{major}]" if major else ""
     if _version("numba-cuda") is None:
         found.append(
             _finding(
                 "numba-cuda",
                 ERROR,
                 "numba is installed without numba-cuda, which provides numba.cuda",
-                FIX_NUMBA_CUDA,
+                _package_fix(where, FIX_NUMBA_CUDA, f"'numba-cuda{extra}{colab.NUMBA_CUDA_RANGE}'"),
             )
         )
     else:
         found.append(_finding("numba-cuda", OK, f"numba-cuda {_version('numba-cuda')}"))
     if runtime.mode_conflict:
         found.append(_finding("import order", ERROR, runtime.mode_conflict))
-    where = place()
     versions = {package: _version(package) for package in PACKAGES}
     table = version_findings(
         versions,
@@ -423,7 +430,7 @@ def _findings(info) -> list[dict]:
         found.append(_finding("cupy", OK, "CuPy computes on the GPU"))
     else:
         status = WARNING if runtime.mode == "gpu" else OK
-        fix = FIX_CUPY if status == WARNING else ""
+        fix = _package_fix(where, FIX_CUPY, f"cupy-cuda{major or 13}x") if status == WARNING else ""
         found.append(_finding("cupy", status, f"{problem}; notebooks use NumPy instead", fix))
     if runtime.mode == "gpu" and torch_device() == "cpu":
         found.append(

@@ -223,3 +223,12 @@ def test_the_doctor_knows_where_it_runs(monkeypatch):
     report = doctor.diagnose()
     assert report["place"] == "colab"
     assert {f["name"] for f in report["findings"]} >= {"numba-cuda vs numpy", "numba vs numpy"}
+
+
+def test_missing_numba_cuda_on_colab_gets_the_pip_line_not_make(monkeypatch):
+    real = doctor._version
+    monkeypatch.setattr(doctor, "_version", lambda p: None if p == "numba-cuda" else real(p))
+    monkeypatch.setattr(doctor, "place", lambda: "colab")
+    fix = _finding(doctor.diagnose(), "numba-cuda")["fix"]
+    assert "`!pip install 'numba-cuda" in fix and ">=0.30,<0.31" in fix
+    assert "Restart session" in fix and "make" not in fix
