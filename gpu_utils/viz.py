@@ -14,12 +14,18 @@ The engine's ``keep_going`` option lets every other thread run on when one raise
 so the report on failing threads does not depend on which one ran first. The learner's arrays are
 never modified: the kernel runs on copies. Launches are limited to :data:`MAX_THREADS` threads, as
 the simulator runs about ten thousand threads per second.
+
+``Table(columns, rows)`` (chapters 09-11) shows a result table as HTML in JupyterLab, where a long
+line of plain text would wrap in the middle of a word, and as aligned plain text everywhere else
+(the stored outputs that nbval compares, a terminal).
 """
 
 from __future__ import annotations
 
+import html
 import inspect
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +34,7 @@ from . import _trace_run as engine
 
 __all__ = [
     "MAX_THREADS",
+    "Table",
     "ThreadMap",
     "WriteMap",
     "thread_map",
@@ -473,3 +480,98 @@ def _plot(result: ThreadMap, max_annotated: int):
         heading += "; some threads failed (see the summary)"
     fig.suptitle(heading, fontsize=9)
     return fig
+
+
+# --- result tables (chapters 09-11) --------------------------------------------------------------
+
+
+def _cell_text(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+class Table:
+    """A table of results: HTML in a notebook (cells wrap between words, never inside one), aligned
+    plain text in ``str()``, ``repr()`` and the notebook's ``text/plain`` output.
+
+    ``columns`` are the headers; each row has one value per column (numbers are right-aligned;
+    format them yourself as strings to control their digits). ``caption`` goes above the table,
+    ``note`` below it.
+    """
+
+    def __init__(
+        self,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[object]],
+        caption: str = "",
+        note: str = "",
+    ) -> None:
+        self.columns = [str(c) for c in columns]
+        self.rows = [list(r) for r in rows]
+        for row in self.rows:
+            if len(row) != len(self.columns):
+                raise ValueError(
+                    f"each row needs {len(self.columns)} values ({', '.join(self.columns)}), "
+                    f"got {len(row)}: {row!r}"
+                )
+        self.caption, self.note = caption, note
+
+    def _numeric(self, j: int) -> bool:
+        values = [r[j] for r in self.rows]
+        return bool(values) and all(_is_number(v) for v in values)
+
+    def __str__(self) -> str:
+        cells = [[_cell_text(v) for v in row] for row in self.rows]
+        widths = [
+            max([len(c)] + [len(row[j]) for row in cells]) for j, c in enumerate(self.columns)
+        ]
+        right = [self._numeric(j) for j in range(len(self.columns))]
+
+        def line(values):
+            parts = [
+                v.rjust(w) if r else v.ljust(w)
+                for v, w, r in zip(values, widths, right, strict=True)
+            ]
+            return "  ".join(parts).rstrip()
+
+        lines = [self.caption] if self.caption else []
+        lines += [line(self.columns), line(["-" * w for w in widths])]
+        lines += [line(row) for row in cells]
+        if self.note:
+            lines.append(self.note)
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        right = [self._numeric(j) for j in range(len(self.columns))]
+        cell = "padding: 1px 8px; word-break: normal; overflow-wrap: normal; text-align: {}"
+
+        def row(values, tag):
+            return (
+                "<tr>"
+                + "".join(
+                    f"<{tag} style='{cell.format('right' if r else 'left')}'>"
+                    f"{html.escape(_cell_text(v))}</{tag}>"
+                    for v, r in zip(values, right, strict=True)
+                )
+                + "</tr>"
+            )
+
+        caption = (
+            f"<caption style='caption-side: top; text-align: left'>{html.escape(self.caption)}"
+            "</caption>"
+            if self.caption
+            else ""
+        )
+        body = "".join(row(r, "td") for r in self.rows)
+        note = f"<div>{html.escape(self.note)}</div>" if self.note else ""
+        return (
+            f"<table style='border-collapse: collapse'>{caption}"
+            f"<thead>{row(self.columns, 'th')}</thead><tbody>{body}</tbody></table>{note}"
+        )

@@ -296,3 +296,32 @@ def test_a_kernel_that_writes_nothing_says_so():
     result = thread_map(idle, 1, 4, *_vectors(4))
     assert result.arrays == () and result.error is None
     assert "wrote to none of its array arguments" in result.summary()
+
+
+# --- gu.viz.Table: result tables for chapters 09-11 ------------------------------------------------
+
+
+def test_table_plain_text_is_aligned_and_html_has_every_cell():
+    table = gu.viz.Table(
+        ["layout", "GiB/GPU", "fits"],
+        [["DP 4 x TP 2", 71.25, "yes"], ["DP 128 x TP 8 x PP 16", 1234.5, "no"]],
+        caption="Llama 2 7B",
+        note="estimates, not measurements",
+    )
+    lines = str(table).splitlines()
+    assert lines[0] == "Llama 2 7B" and lines[-1] == "estimates, not measurements"
+    header, rule, first, second = lines[1:5]
+    assert set(rule.replace(" ", "")) == {"-"}
+    assert header.split() == ["layout", "GiB/GPU", "fits"]
+    # numbers right-aligned: the two values end in the same column, under the header's end
+    assert first.index("71.2") + 4 == second.index("1,234") + 5 == header.index("GiB/GPU") + 7
+    assert repr(table) == str(table)
+    html = table._repr_html_()
+    assert html.count("<tr>") == 3 and "DP 128 x TP 8 x PP 16" in html and "<caption" in html
+    assert "word-break: normal" in html  # JupyterLab's outputs otherwise break inside words
+
+
+def test_table_escapes_html_and_rejects_a_short_row():
+    assert "&lt;b&gt;" in gu.viz.Table(["a"], [["<b>"]])._repr_html_()
+    with pytest.raises(ValueError, match="each row needs 2 values"):
+        gu.viz.Table(["a", "b"], [[1]])
