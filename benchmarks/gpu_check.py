@@ -32,7 +32,9 @@ This file uses the standard library only, so it runs before anything is installe
 from __future__ import annotations
 
 import argparse
+import collections
 import concurrent.futures
+import contextlib
 import datetime
 import json
 import os
@@ -369,7 +371,8 @@ def run_step(step: Step, env: dict[str, str], timeout: float, cwd: Path = ROOT) 
             step.status = "passed" if code == 0 else "failed"
             step.detail = "" if code == 0 else f"exit code {code}"
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 9)  # the script and every process it started
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, 9)  # the script and every process it started
             process.wait()
             step.status, step.detail = "timed out", f"stopped after {timeout:.0f} s"
             out.write(f"\n[gpu-check] stopped after {timeout:.0f} s\n")
@@ -435,11 +438,14 @@ def execute(
     notebook_workers = plan.notebook_workers if unit else plan.jobs
     with concurrent.futures.ThreadPoolExecutor(max_workers=1 + notebook_workers) as pool:
         futures = [pool.submit(run_step, s, env, end - clock()) for s in unit]
-        queue = list(books)
+        queue = collections.deque(books)
 
         def next_notebook() -> None:
-            while queue:
-                step = queue.pop(0)
+            while True:
+                try:
+                    step = queue.popleft()  # atomic: two workers never take the same one
+                except IndexError:
+                    return
                 run_step(step, env, min(NOTEBOOK_TIMEOUT_S, end - clock()))
                 _report(step)
 
