@@ -98,6 +98,7 @@ def hardware_flops_per_token(
     recompute: str = "none",
     causal: bool = False,
     attention_width: int | None = None,
+    attention: str = "eager",
 ) -> float:
     """FLOPs the hardware executes per token, counting recomputation (KORTHIKANTI_2022).
 
@@ -108,13 +109,27 @@ def hardware_flops_per_token(
     6N + 24 L H Q T, the attention term doubled; with it the paper's Table 5 HFU figures follow
     from its iteration times (tests/test_flops.py). Re-running only the forward of Q K^T and
     scores x V would add 4 L H Q T (16 in all); the paper counts more.
+
+    ``attention="flash"``: a fused kernel (T. Dao et al., "FlashAttention", NeurIPS 2022,
+    section 3.1 and Algorithm 4) recomputes the scores Q K^T in its backward pass instead of
+    storing them, one more forward matmul, 2 L H Q T: 6N + 14 L H Q T without recompute (there
+    is nothing left for selective recompute to drop, so "selective" counts the same) and
+    8N + 18 L H Q T with full recompute.
     """
     if recompute not in RECOMPUTE:
         raise ValueError(f"recompute must be one of {RECOMPUTE}, got {recompute!r}")
+    if attention not in ("eager", "flash"):
+        raise ValueError(f"attention must be 'eager' or 'flash', got {attention!r}")
+    fused = attention == "flash"
     attention = attention_flops_per_token(
         layers, d_model, seq_len, causal=causal, attention_width=attention_width
     )
     parameter = 6 * n_params
+    if fused:  # the backward's recomputed Q K^T: 1/6 of the training term
+        flash_extra = attention / 6
+        if recompute == "full":
+            return 8 * n_params + attention * 4 / 3 + flash_extra
+        return parameter + attention + flash_extra
     if recompute == "full":
         parameter += 2 * n_params
         attention *= 4 / 3

@@ -378,7 +378,7 @@ def evaluate(
     peak = flops.peak_flops(cluster.gpu, dtype)
     tokens_per_gpu_group = global_batch_tokens / dp  # tokens each model replica processes
     hw = flops.hardware_flops_per_token(
-        model.params, layers=L, d_model=h, seq_len=s, recompute=recompute
+        model.params, layers=L, d_model=h, seq_len=s, recompute=recompute, attention=attention
     )
     model_flops = flops.training_flops_per_token(model.params, layers=L, d_model=h, seq_len=s)
     imbalance = layers_per_stage * pp / L  # the busiest stage's share when L % pp != 0

@@ -121,3 +121,18 @@ def test_the_default_is_palms_count_and_causal_is_another_convention():
     palm = fl.mfu(238.3e3, fl.training_flops_per_token(**PALM), 6144 * TPU_V4_PEAK)
     causal = fl.mfu(238.3e3, fl.training_flops_per_token(causal=True, **PALM), 6144 * TPU_V4_PEAK)
     assert palm == pytest.approx(0.462, abs=0.0005) and causal < palm - 0.002
+
+
+def test_flash_attention_recomputes_the_scores_in_its_backward():
+    """FlashAttention's backward recomputes Q K^T (2 L H Q T more per token): 6N + 14 L H Q T,
+    selective recompute then adds nothing, and full recompute gives 8N + 18 L H Q T."""
+    args = dict(layers=96, d_model=12288, seq_len=2048)
+    lhqt = 96 * 12288 * 2048
+    n = 175e9
+    flash = fl.hardware_flops_per_token(n, attention="flash", **args)
+    assert flash == pytest.approx(6 * n + 14 * lhqt)
+    assert fl.hardware_flops_per_token(n, attention="flash", recompute="selective", **args) == flash
+    full = fl.hardware_flops_per_token(n, attention="flash", recompute="full", **args)
+    assert full == pytest.approx(8 * n + 18 * lhqt)
+    with pytest.raises(ValueError, match="attention"):
+        fl.hardware_flops_per_token(n, attention="fused", **args)

@@ -285,10 +285,18 @@ def test_530b_ptd_p_and_zero3_against_narayanan_table_2():
 def test_full_recompute_costs_a_third_more_compute():
     model = P.Model(params=7e9, layers=32, hidden=4096, heads=32, seq_len=4096, vocab=32000)
     cluster = P.Cluster(H100, 8, 1)
-    none = P.evaluate(model, cluster, 8 * 4096, dp=8, zero_stage=3)
-    full = P.evaluate(model, cluster, 8 * 4096, dp=8, zero_stage=3, recompute="full")
+    args = dict(dp=8, zero_stage=3, attention="eager")
+    none = P.evaluate(model, cluster, 8 * 4096, **args)
+    full = P.evaluate(model, cluster, 8 * 4096, recompute="full", **args)
     assert full.compute_time / none.compute_time == pytest.approx(4 / 3)
     assert full.memory_breakdown["activations"] < none.memory_breakdown["activations"] / 10
+    # with FlashAttention the backward also recomputes Q K^T: (8N + 18 LHQT) / (6N + 14 LHQT)
+    none = P.evaluate(model, cluster, 8 * 4096, dp=8, zero_stage=3)
+    full = P.evaluate(model, cluster, 8 * 4096, dp=8, zero_stage=3, recompute="full")
+    lhqt = 32 * 4096 * 4096
+    assert full.compute_time / none.compute_time == pytest.approx(
+        (8 * 7e9 + 18 * lhqt) / (6 * 7e9 + 14 * lhqt)
+    )
 
 
 @pytest.mark.parametrize(
