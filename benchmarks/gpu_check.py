@@ -580,13 +580,17 @@ def _benchmarks_only(python: str, dry_run: bool) -> int:
         if limit <= 0:
             failed.append(f"{script.stem} (no time left)")
             continue
+        process = subprocess.Popen(command, cwd=ROOT, start_new_session=True)
         try:
-            if subprocess.run(command, cwd=ROOT, timeout=limit).returncode != 0:
+            if process.wait(timeout=limit) != 0:
                 failed.append(script.stem)
         except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, 9)  # the script and the ranks it started
+            process.wait()
             failed.append(f"{script.stem} (stopped after {limit:.0f} s)")
     if failed:
-        print(f"benchmarks that did not finish: {', '.join(failed)}", file=sys.stderr)
+        print(f"benchmarks that failed or were stopped: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
 
 
