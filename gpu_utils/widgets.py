@@ -292,7 +292,7 @@ def _summary_table(layouts) -> str:
         "<tr><th>layout</th><th>memory per GPU</th><th>step time</th><th>what limits it</th>"
         "<th>implied MFU</th></tr>"
     )
-    style = "border-collapse: collapse; word-break: normal; overflow-wrap: normal"
+    style = "border-collapse: collapse; word-break: normal; overflow-wrap: normal; line-height: 1.3"
     return f'<table style="{style}">{head}{"".join(rows)}</table>'
 
 
@@ -329,7 +329,7 @@ class PlannerWidget:
         )
         self.mfu = w.FloatSlider(value=0.5, min=0.2, max=0.8, step=0.05, description="assumed MFU")
         self.mfu_help = w.HTML(
-            f'<span style="font-size: 0.85em">{html.escape(MFU_HELP)}</span>',
+            f'<div style="font-size: 0.85em; line-height: 1.25">{html.escape(MFU_HELP)}</div>',
             layout=w.Layout(width="420px"),
         )
         self.summary = w.HTML()
@@ -394,8 +394,9 @@ class PlannerWidget:
                 f"The closest layouts:"
             )
         self.summary.value = (
-            f"<p>{lead} {assumption}</p>{_summary_table(self.layouts[:5])}"
-            f'<p style="font-size: 0.85em">{html.escape(LAYOUT_NOTATION)}</p>'
+            f'<p style="line-height: 1.3">{lead} {assumption}</p>'
+            f"{_summary_table(self.layouts[:5])}"
+            f'<p style="font-size: 0.85em; line-height: 1.3">{html.escape(LAYOUT_NOTATION)}</p>'
         )
         usable = 0.9 * specs.get(cluster.gpu).hbm_bytes
         self._draw(usable)
