@@ -480,3 +480,15 @@ def test_weak_scaling_against_narayanan_table_1(row):
             if x.fits:
                 best = max(best, narayanan_eq3(model, batch, x.step_time, n))
     assert best == pytest.approx(published, rel=0.2)
+
+
+def test_describe_spells_the_layout_out_and_says_does_not_fit():
+    model = P.MODELS["Llama 3 70B"]
+    over = P.evaluate(model, P.Cluster(H100, 8, 1), 2**20, dp=8, zero_stage=1)
+    text = over.describe()
+    assert not over.fits and over.bound == "memory"
+    assert "does not fit" in text and "GiB over the usable memory" in text
+    assert "bound by" not in text and "s/step" not in text
+    assert "16 micro-batches of 1 sequence" in over.short()  # 128 sequences over 8 ranks
+    fits = P.evaluate(model, P.Cluster(H100, 8, 8), 2**20, dp=8, tp=8, zero_stage=1)
+    assert fits.fits and "(fits)" in fits.describe() and "bound by" in fits.describe()
