@@ -207,17 +207,28 @@ class Layout:
             f"recompute {self.recompute}"
         )
 
-    def describe(self) -> str:
-        """One line: the layout, its memory per GPU and its step time, and what limits it."""
+    def describe(self, width: int | None = None) -> str:
+        """The layout, its memory per GPU and its step time, and what limits it: one line, or
+        lines of at most ``width`` characters broken between words (continuations indented),
+        so that a narrow notebook never breaks a word in two."""
         gib = 2**30
         if not self.fits:
-            return (
+            text = (
                 f"{self.short()}: {self.memory_per_gpu / gib:.1f} GiB/GPU, does not fit "
                 f"({-self.margin / gib:.1f} GiB over the usable memory)"
             )
-        return (
-            f"{self.short()}: {self.memory_per_gpu / gib:.1f} GiB/GPU (fits), "
-            f"{format_seconds(self.step_time)}/step, bound by {self.bound}{self._exposed_note()}"
+        else:
+            text = (
+                f"{self.short()}: {self.memory_per_gpu / gib:.1f} GiB/GPU (fits), "
+                f"{format_seconds(self.step_time)}/step, bound by {self.bound}"
+                f"{self._exposed_note()}"
+            )
+        if width is None:
+            return text
+        import textwrap
+
+        return textwrap.fill(
+            text, width, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False
         )
 
     def _exposed_note(self) -> str:

@@ -17,8 +17,10 @@ __all__ = [
     "LAYOUT_NOTATION",
     "MFU_HELP",
     "PLANNER_MODELS",
+    "LayoutTable",
     "OccupancyCalculator",
     "PlannerWidget",
+    "layout_table",
     "occupancy_calculator",
     "occupancy_plot",
     "planner",
@@ -294,6 +296,29 @@ def _summary_table(layouts) -> str:
     )
     style = "border-collapse: collapse; word-break: normal; overflow-wrap: normal; line-height: 1.3"
     return f'<table style="{style}">{head}{"".join(rows)}</table>'
+
+
+class LayoutTable:
+    """Layouts shown as a table: HTML in JupyterLab (cells wrap between words), plain text
+    elsewhere (one layout per paragraph, lines of at most ``width`` characters broken between
+    words). ``layout_table(layouts)`` makes one; ``display`` it or leave it last in a cell."""
+
+    def __init__(self, layouts, title: str = "", width: int = 88) -> None:
+        self.layouts, self.title, self.width = list(layouts), title, width
+
+    def _repr_html_(self) -> str:
+        title = f"<p>{html.escape(self.title)}</p>" if self.title else ""
+        return title + _summary_table(self.layouts)
+
+    def __repr__(self) -> str:
+        lines = [self.title] if self.title else []
+        lines += [x.describe(width=self.width) for x in self.layouts]
+        return "\n".join(lines)
+
+
+def layout_table(layouts, title: str = "", width: int = 88) -> LayoutTable:
+    """A :class:`LayoutTable` of ``layouts`` (from ``gu.parallelism.plan`` or ``evaluate``)."""
+    return LayoutTable(layouts, title, width)
 
 
 class PlannerWidget:

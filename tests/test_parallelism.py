@@ -492,3 +492,15 @@ def test_describe_spells_the_layout_out_and_says_does_not_fit():
     assert "16 micro-batches of 1 sequence" in over.short()  # 128 sequences over 8 ranks
     fits = P.evaluate(model, P.Cluster(H100, 8, 8), 2**20, dp=8, tp=8, zero_stage=1)
     assert fits.fits and "(fits)" in fits.describe() and "bound by" in fits.describe()
+
+
+def test_layout_text_wraps_between_words_for_narrow_notebooks():
+    layouts = P.plan(P.MODELS["Llama 3 70B"], P.Cluster(H100, 8, 8), 16 * 2**20)[:3]
+    for x in layouts:
+        lines = x.describe(width=60).splitlines()
+        assert len(lines) > 1 and all(len(line) <= 60 for line in lines)
+        assert " ".join(line.strip() for line in lines) == x.describe()  # only spaces broken
+    table = gu.widgets.layout_table(layouts, title="Llama 3 70B, 8 nodes")
+    assert "<table" in table._repr_html_() and "implied MFU" in table._repr_html_()
+    text = repr(table)
+    assert text.startswith("Llama 3 70B, 8 nodes") and all(len(t) <= 88 for t in text.splitlines())
