@@ -232,3 +232,10 @@ def test_missing_numba_cuda_on_colab_gets_the_pip_line_not_make(monkeypatch):
     fix = _finding(doctor.diagnose(), "numba-cuda")["fix"]
     assert "`!pip install 'numba-cuda" in fix and ">=0.30,<0.31" in fix
     assert "Restart session" in fix and "make" not in fix
+
+
+def test_the_numpy_the_doctor_calls_tested_is_the_locked_one():
+    from conftest import ROOT
+
+    lock = (ROOT / "requirements" / "course.txt").read_text()
+    assert f"numpy=={doctor.TESTED_NUMPY}\n" in lock
