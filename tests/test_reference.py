@@ -144,3 +144,18 @@ def test_a_notebook_shows_each_recording_with_device_date_and_command(name, root
         if all(s in _outputs(path) for s in (recording.device, recording.date, recording.command))
     ]
     assert shown, f"no stored notebook output shows {name} with its device, date and command"
+
+
+def test_the_recorded_trace_matches_nsight_compute_as_chapter_04_says():
+    """Chapter 04's prose says every count of gu.trace equalled Nsight Compute's on the H100,
+    with 3,968 bank conflicts for the unpadded tile and none padded: a refreshed recording that
+    disagrees must change the prose (and gu.trace's claims) with it."""
+    recording = reference.load("trace_vs_ncu")
+    if recording is None:
+        pytest.skip("no trace_vs_ncu recording")
+    rows = recording.results
+    assert all(row["trace"] == row["ncu"] for row in rows)
+    conflicts = {
+        row["kernel"]: row["ncu"] for row in rows if row["metric"] == "shared load bank conflicts"
+    }
+    assert conflicts["transpose, tiled"] == 3968 and conflicts["transpose, tiled + padding"] == 0
