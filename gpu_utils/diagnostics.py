@@ -156,6 +156,7 @@ def version_findings(
     where: str,
     row_stack: str = "numpy",
     numpy_limit: tuple[int, int] | None = None,
+    torch_triton: str | None = None,
 ) -> list[dict]:
     """The version table: one finding per pair known to break, whatever the mode. Pure (tested
     with made-up machines): ``versions`` maps package -> version (None: not installed)."""
@@ -273,7 +274,35 @@ def version_findings(
                 + " (torch 2.10.0's PyPI build is for CUDA 12)",
             )
         )
+    # triton vs torch: torch's Linux wheels require one exact triton (chapter 12 uses it directly).
+    triton = versions.get("triton")
+    if torch_triton and triton and triton != torch_triton:
+        found.append(
+            _finding(
+                "triton vs torch",
+                WARNING,
+                f"torch {versions.get('torch')} requires triton {torch_triton}, but triton "
+                f"{triton} is installed: torch.compile and chapter 12 are tested with "
+                f"{torch_triton} only",
+                _package_fix(where, f"run `{REINSTALL}`", f"'triton=={torch_triton}'"),
+            )
+        )
+    elif triton:
+        found.append(_finding("triton vs torch", OK, f"triton {triton}"))
     return found
+
+
+def torch_triton() -> str | None:
+    """The exact triton the installed torch requires (its Linux wheels pin one), else None."""
+    try:
+        requires = metadata.requires("torch") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for requirement in requires:
+        found = re.match(r"triton\s*==\s*([\w.]+)", requirement)
+        if found:
+            return found.group(1)
+    return None
 
 
 def wheel_cuda() -> dict[str, int]:
@@ -386,6 +415,7 @@ def _findings(info) -> list[dict]:
         where,
         row_stack_state() if versions["numpy"] else "numpy",
         numba_numpy_limit(),
+        torch_triton(),
     )
     found += table
     if runtime.mode == "simulator" and _on_colab():
@@ -515,6 +545,10 @@ def catalogue() -> list[tuple[str, str]]:
     numpy_26 = {"numpy": "2.6.0", "numba": "0.68.1"}
     for f in version_findings(numpy_26, None, {}, "clone", numpy_limit=(2, 5)):
         if f["status"] == ERROR:
+            problems.append((f["detail"], f["fix"]))
+    mixed = {"torch": "2.13.0", "triton": "3.9.0"}
+    for f in version_findings(mixed, None, {}, "clone", torch_triton="3.7.1"):
+        if f["status"] != OK:
             problems.append((f["detail"], f["fix"]))
     both = {"cupy-cuda12x": "14.2.0", "cupy-cuda13x": "14.2.0"}
     for where in ("clone", "colab"):

@@ -239,3 +239,16 @@ def test_the_numpy_the_doctor_calls_tested_is_the_locked_one():
 
     lock = (ROOT / "requirements" / "course.txt").read_text()
     assert f"numpy=={doctor.TESTED_NUMPY}\n" in lock
+
+
+def test_a_triton_other_than_torchs_own_is_a_warning_with_the_pin():
+    versions = TESTED | {"triton": "3.9.0"}
+    found = doctor.version_findings(versions, None, {}, "colab", torch_triton="3.7.1")
+    finding = {f["name"]: f for f in found}["triton vs torch"]
+    assert finding["status"] == "warning" and "requires triton 3.7.1" in finding["detail"]
+    assert "`!pip install 'triton==3.7.1'`" in finding["fix"]
+    fine = doctor.version_findings(
+        TESTED | {"triton": "3.7.1"}, None, {}, "clone", torch_triton="3.7.1"
+    )
+    assert {f["name"]: f for f in fine}["triton vs torch"]["status"] == "ok"
+    assert doctor.torch_triton() in (None, "3.7.1", "3.6.0")  # a CPU torch requires none
