@@ -39,7 +39,9 @@ fastest first. The cost model, and where each piece comes from:
   tensors per layer, ``gu.gpt.layer_params``), so its 3 Ψ (4 Ψ with full recompute) of
   traffic is paid m times: gradient accumulation does not amortise it. DeepSpeed refuses
   ZeRO-2 and ZeRO-3 with pipeline parallelism (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and
-  ZeRO-3 are incompatible with pipeline parallelism"), and so does :func:`evaluate`;
+  ZeRO-3 are incompatible with pipeline parallelism"); :func:`evaluate` refuses ZeRO-3 with a
+  pipeline but keeps ZeRO-2, which PyTorch FSDP runs with one, reduce-scattering on every
+  micro-batch as above: Llama 3 405B trained that way (Dubey et al. 2024, section 3.3.2);
 * overlap: data-parallel traffic runs on its own stream beside the compute it may hide behind
   (the last backward for ZeRO-0/1, each micro-batch's backward for ZeRO-2, each micro-batch's
   forward and backward for ZeRO-3); ``overlap`` (:data:`OVERLAP`) is the fraction of that
@@ -532,9 +534,9 @@ def plan(
     TP degrees divide the node (``max_tp`` defaults to ``gpus_per_node``: tensor parallelism
     stays inside NVLink, SCALING_BOOK "Tensor Parallelism") and the number of heads; PP degrees
     are at most the number of layers (stages may be uneven, as Llama 3's were); DP is what is
-    left. ZeRO-2 and ZeRO-3 are left out when PP > 1 (DeepSpeed refuses them), interleaved
-    layouts when m is not a multiple of PP. Layouts that fit come first, fastest first; then
-    those that do not, smallest first. ``options`` go to :func:`evaluate` (``mfu``, ``dtype``,
+    left. ZeRO-3 is left out when PP > 1 (DeepSpeed refuses it; ZeRO-2 stays, as FSDP runs it
+    with a pipeline), interleaved layouts when m is not a multiple of PP. Layouts that fit come
+    first, fastest first; then those that do not, smallest first. ``options`` go to :func:`evaluate` (``mfu``, ``dtype``,
     ``usable_memory``, ``sequence_parallel``, ``dropout_masks``, ``attention``, ``overlap``,
     ``tp_overlap``).
     """
