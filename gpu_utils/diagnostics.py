@@ -281,9 +281,9 @@ def version_findings(
             _finding(
                 "triton vs torch",
                 WARNING,
-                f"torch {versions.get('torch')} requires triton {torch_triton}, but triton "
-                f"{triton} is installed: torch.compile and chapter 12 are tested with "
-                f"{torch_triton} only",
+                f"torch {versions.get('torch')} requires triton {torch_triton} (its wheel pins "
+                f"it), but triton {triton} is installed; the course, chapter 12 included, is "
+                f"tested with {torch_triton}",
                 _package_fix(where, f"run `{REINSTALL}`", f"'triton=={torch_triton}'"),
             )
         )
