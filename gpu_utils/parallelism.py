@@ -536,9 +536,9 @@ def plan(
     are at most the number of layers (stages may be uneven, as Llama 3's were); DP is what is
     left. ZeRO-3 is left out when PP > 1 (DeepSpeed refuses it; ZeRO-2 stays, as FSDP runs it
     with a pipeline), interleaved layouts when m is not a multiple of PP. Layouts that fit come
-    first, fastest first; then those that do not, smallest first. ``options`` go to :func:`evaluate` (``mfu``, ``dtype``,
-    ``usable_memory``, ``sequence_parallel``, ``dropout_masks``, ``attention``, ``overlap``,
-    ``tp_overlap``).
+    first, fastest first; then those that do not, smallest first. ``options`` go to
+    :func:`evaluate` (``mfu``, ``dtype``, ``usable_memory``, ``sequence_parallel``,
+    ``dropout_masks``, ``attention``, ``overlap``, ``tp_overlap``, ``latency``).
     """
     n = cluster.n_gpus
     sequences = global_batch_tokens // model.seq_len

@@ -284,7 +284,8 @@ def _summary_table(layouts) -> str:
             bound = f"limited by {x.bound}" + x._exposed_note()
             mfu = f"{x.mfu:.0%}"
         else:
-            status = f"{x.memory_per_gpu / 2**30:.1f} GiB, does not fit ({-x.margin / 2**30:.1f} GiB over)"
+            over = -x.margin / 2**30
+            status = f"{x.memory_per_gpu / 2**30:.1f} GiB, does not fit ({over:.1f} GiB over)"
             time = bound = mfu = "&ndash;"
         rows.append(
             f"<tr><td>{html.escape(x.short())}</td><td>{status}</td><td>{time}</td>"
