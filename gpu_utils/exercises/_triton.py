@@ -13,7 +13,6 @@ code that a GPU would not accept fails too.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import copyreg
 import inspect
@@ -21,21 +20,16 @@ import linecache
 import os
 import re
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .. import runtime
-from .._child import start_child
-from ..pickling import dumps, python_function
+from ..pickling import python_function
 from ._errors import signature_problem
 from ._kernels import Mismatch
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed
-
-#: The GPU the compile check targets (compute capability 8.0, an A100: tensor cores, cp.async).
-COMPILE_TARGET = ("cuda", 80, 32)
 
 
 def triton_module():
@@ -586,137 +580,16 @@ def _changed_input(case: TritonCase, before: dict, after: dict) -> str | None:
 
 # --- the compile check ---------------------------------------------------------------------------
 
-_TYPES = {
-    "torch.float32": "*fp32",
-    "torch.float16": "*fp16",
-    "torch.bfloat16": "*bf16",
-    "torch.int64": "*i64",
-    "torch.int32": "*i32",
-    "torch.int8": "*i8",
-    "torch.uint8": "*u8",
-}
-
-
-def _signature(function, case: TritonCase) -> tuple[dict, dict]:
-    parameters = list(inspect.signature(function).parameters)
-    values = [*case.args.values(), *case.constexprs.values()]
-    signature, constexprs = {}, {}
-    for index, (name, value) in enumerate(zip(parameters, values, strict=False)):
-        if index >= len(case.args):
-            signature[name], constexprs[name] = "constexpr", value
-        elif _is_tensor(value):
-            signature[name] = _TYPES.get(str(value.dtype), "*fp32")
-        elif isinstance(value, bool):
-            signature[name] = "i1"
-        elif isinstance(value, int):
-            signature[name] = "i32" if -(2**31) <= value < 2**31 else "i64"
-        else:
-            signature[name] = "fp32"
-    return signature, constexprs
-
-
-def compile_for_gpu(function, case: TritonCase, target=COMPILE_TARGET):
-    """Compile the kernel for a GPU in this process (which must not be interpreting: Triton's
-    own reductions are then interpreted functions): Triton's ``CompiledKernel``."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-    from triton.runtime.jit import JITFunction
-
-    signature, constexprs = _signature(function, case)
-    source = ASTSource(fn=JITFunction(function), signature=signature, constexprs=constexprs)
-    return triton.compile(source, target=GPUTarget(*target))
-
-
-#: The compiler's own process: Triton imported without the interpreter, kept between checks.
-_CHILD = r"""
-import linecache, os, pickle, sys
-os.environ["TRITON_INTERPRET"] = "0"
-from multiprocessing.connection import Connection
-requests = Connection(int(sys.argv[1]), writable=False)
-results = Connection(int(sys.argv[2]), readable=False)
-try:
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-    from triton.runtime.jit import JITFunction
-    working = True
-except Exception:
-    working = False
-def answer(payload, sources, signature, constexprs, target):
-    if not working:
-        return "unavailable"
-    for filename, lines in sources.items():
-        linecache.cache[filename] = (sum(map(len, lines)), None, list(lines), filename)
-    try:
-        function = pickle.loads(payload)
-    except Exception:
-        return "unavailable"
-    try:
-        source = ASTSource(fn=JITFunction(function), signature=signature, constexprs=constexprs)
-        triton.compile(source, target=GPUTarget(*target))
-        return None
-    except Exception as error:
-        node = getattr(error, "node", None)
-        return (type(error).__name__, str(getattr(error, "error_message", None) or error),
-                getattr(node, "lineno", None))
-while True:
-    try:
-        results.send(answer(*requests.recv()))
-    except (EOFError, OSError):
-        break
-"""
-
-#: Seconds one compilation may take (the first includes Triton's import).
-COMPILE_TIMEOUT = 120.0
-_child = None
-_child_lock = threading.Lock()
-
-
-def _stop_child() -> None:
-    global _child
-    if _child is not None:
-        process, to_child, from_child = _child
-        _child = None
-        to_child.close()
-        from_child.close()
-        if process.poll() is None:
-            process.kill()
-        process.wait(5)
-
-
-atexit.register(_stop_child)
-
-
-def _compile_in_child(function, case: TritonCase):
-    """None when it compiles, (type, message, line in the function) when not, or
-    "unavailable" (no compiler here: the check then relies on the interpreter alone)."""
-    global _child
-    signature, constexprs = _signature(function, case)
-    filename = function.__code__.co_filename
-    sources = {filename: linecache.getlines(filename)}
-    with _child_lock:
-        if _child is None or _child[0].poll() is not None:
-            _stop_child()
-            _child = start_child(["-c", _CHILD], TRITON_INTERPRET="0")
-        _, to_child, from_child = _child
-        try:
-            to_child.send((dumps(function), sources, signature, constexprs, COMPILE_TARGET))
-            if not from_child.poll(COMPILE_TIMEOUT):
-                _stop_child()
-                return "unavailable"
-            return from_child.recv()
-        except (EOFError, OSError):
-            _stop_child()
-            return "unavailable"
-        except Exception:  # the kernel's globals cannot travel: say nothing about it
-            return "unavailable"
-
 
 def compile_problem(function, case: TritonCase) -> tuple[str, str] | None:
     """(what, hint) when the kernel does not compile for a GPU, else None."""
-    outcome = _compile_in_child(function, case)
-    if outcome is None or outcome == "unavailable":
+    from .. import triton_ir
+
+    signature, constexprs = triton_ir.signature_of(
+        function, list(case.args.values()), case.constexprs
+    )
+    outcome = triton_ir.check(function, signature, constexprs, "sm_80")
+    if outcome is None or outcome[0] == "unavailable":
         return None
     kind, message, node_line = outcome
     if "ptxas" in message.lower() or "PTXAS" in kind:
@@ -877,7 +750,6 @@ __all__ = [
     "LaunchError",
     "OutOfBounds",
     "TritonCase",
-    "compile_for_gpu",
     "compile_problem",
     "explain",
     "guarded",
