@@ -34,6 +34,9 @@ TIMEOUT = 120
 _CHILD = r"""
 import json, pickle, sys
 function, signature, cc = pickle.loads(sys.stdin.buffer.read())
+import os
+os.environ["GPU_COURSE_MODE"] = "gpu"  # compile for a GPU: gpu_utils must not pick the simulator
+import gpu_utils  # before numba: numba-cuda 0.30 under NumPy 2.5 (see gpu_utils.runtime)
 from numba import cuda
 ptx, _ = cuda.compile_ptx(function, signature, cc=cc)
 log, error = "", None

@@ -21,6 +21,8 @@ from pathlib import Path
 import nbformat
 from nbconvert import SlidesExporter
 
+from gpu_utils.colab import is_badge_cell
+
 ROOT = Path(__file__).resolve().parent.parent
 #: A chapter's file name: two digits, an optional letter (``08b_pytorch_primer``), the topic.
 CHAPTER_NAME = re.compile(r"\d\d[a-z]?_\w+\.ipynb")
@@ -38,7 +40,7 @@ EXTERNAL = re.compile(r"<(?:script|link)\b[^>]*(?:src|href)=[\"'](?:https?:)?//[
 
 
 def slide_type(cell) -> str:
-    if "colab-badge.svg" in cell.source:
+    if is_badge_cell(cell):  # the Colab badge, or the sentence saying it will come
         return "skip"
     if cell.cell_type == "markdown":
         first = cell.source.lstrip().split("\n", 1)[0]

@@ -1,6 +1,14 @@
 """Shared test set-up: every test runs in the mode gpu_utils chose (the simulator on CI)."""
 
+import os
+import tempfile
 from pathlib import Path
+
+# A test run records checker passes in a scratch file, never in the learner's own progress (the
+# Makefile sets the same file; this covers pytest started by hand).
+os.environ.setdefault(
+    "GPU_COURSE_PROGRESS", str(Path(tempfile.gettempdir()) / "gpu-course-test-progress.json")
+)
 
 import pytest
 

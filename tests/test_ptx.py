@@ -63,3 +63,11 @@ def test_the_compiler_above_ran_under_a_locked_set():
         lock for lock, pins in locks.items() if all(pins[p] == v for p, v in installed.items())
     ]
     assert matching, f"installed {installed}; the locks pin {locks['course.txt']}: run `make lab`"
+
+
+def test_ptx_compiles_when_numpy_lacks_row_stack(monkeypatch):
+    """NumPy 2.5 (simulated: its row_stack deleted in the child) with numba-cuda 0.30: the child
+    imports gpu_utils first, whose stub lets numba-cuda compile (see gpu_utils.runtime)."""
+    monkeypatch.setattr(gu.ptx, "_CHILD", "import numpy\ndel numpy.row_stack\n" + gu.ptx._CHILD)
+    compiled = gu.ptx.compile_kernel(axpy, SIGNATURE, compute_capability=(8, 0))
+    assert ".entry axpy(" in compiled.ptx

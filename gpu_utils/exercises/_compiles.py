@@ -29,6 +29,9 @@ import pickle, sys
 from multiprocessing.connection import Connection
 requests = Connection(int(sys.argv[1]), writable=False)
 results = Connection(int(sys.argv[2]), readable=False)
+import os
+os.environ["GPU_COURSE_MODE"] = "gpu"  # compile for a GPU: gpu_utils must not pick the simulator
+import gpu_utils  # before numba: numba-cuda 0.30 under NumPy 2.5 (see gpu_utils.runtime)
 import numba
 from numba import cuda
 def probe(out):
