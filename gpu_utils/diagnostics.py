@@ -24,7 +24,7 @@ from unittest import mock
 
 from . import colab, runtime
 from .backends import cupy_problem, torch_device
-from .device import device_info
+from .device import DeviceInfo, device_info
 
 OK, WARNING, ERROR = "ok", "warning", "error"
 PACKAGES = (
@@ -389,6 +389,12 @@ def _package_fix(where: str, clone_fix: str, pip_line: str) -> str:
     return clone_fix if where == "clone" else install_fix(where, pip_line)
 
 
+FIX_NO_GPU_IN_GPU_MODE = (
+    "unset GPU_COURSE_MODE (or set GPU_COURSE_MODE=simulator) to run on the simulator, or install "
+    "the NVIDIA driver and check `nvidia-smi` sees the GPU"
+)
+
+
 def _findings(info) -> list[dict]:
     found = []
     where = place()
@@ -476,8 +482,23 @@ def _findings(info) -> list[dict]:
 
 def diagnose() -> dict:
     """Everything the doctor knows, as plain data (what ``--json`` prints)."""
-    info = device_info()
+    try:
+        info = device_info()
+        unusable = None
+    except Exception as exc:  # GPU mode forced (GPU_COURSE_MODE=gpu) where no GPU can be used
+        unusable = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        info = DeviceInfo(mode="gpu", name="no usable GPU", notes=unusable)
     findings = _findings(info)
+    if unusable is not None:
+        findings.insert(
+            0,
+            _finding(
+                "GPU",
+                ERROR,
+                f"GPU mode was chosen ({runtime.mode_reason}) but no GPU could be opened: {unusable}",
+                FIX_NO_GPU_IN_GPU_MODE,
+            ),
+        )
     driver = colab.driver_cuda_version()
     return {
         "ok": all(f["status"] != ERROR for f in findings),

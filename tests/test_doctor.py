@@ -252,3 +252,18 @@ def test_a_triton_other_than_torchs_own_is_a_warning_with_the_pin():
     )
     assert {f["name"]: f for f in fine}["triton vs torch"]["status"] == "ok"
     assert doctor.torch_triton() in (None, "3.7.1", "3.6.0")  # a CPU torch requires none
+
+
+def test_gpu_mode_without_a_usable_gpu_is_a_finding_not_a_traceback(monkeypatch):
+    def no_gpu():
+        raise RuntimeError("Error at driver init:\n\nCUDA driver library cannot be found.\n")
+
+    monkeypatch.setattr(doctor, "device_info", no_gpu)
+    monkeypatch.setattr(doctor, "_smoke_kernel", lambda: None)
+    report = doctor.diagnose()
+    finding = _finding(report, "GPU")
+    assert finding["status"] == doctor.ERROR
+    assert "CUDA driver library cannot be found" in finding["detail"]
+    assert "GPU_COURSE_MODE" in finding["fix"]
+    assert not report["ok"]
+    assert "no usable GPU" in doctor.render(report)
