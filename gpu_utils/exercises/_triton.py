@@ -50,16 +50,21 @@ def _rejit(function, kwargs):
 
 
 def _reduce_jit(kernel):
-    keep = {"do_not_specialize": list(getattr(kernel, "do_not_specialize", []) or [])}
-    return _rejit, (kernel.fn, {k: v for k, v in keep.items() if v})
+    return _rejit, (kernel.fn, {})
 
 
 def register_reducer() -> None:
-    """Let a compiled kernel (a ``JITFunction``, which holds locks) travel by its Python
-    function; the interpreter's kernels pickle as they are."""
-    jit = sys.modules.get("triton.runtime.jit")
-    if jit is not None and getattr(jit, "JITFunction", None) is not None:
-        copyreg.pickle(jit.JITFunction, _reduce_jit)
+    """Let a kernel travel to the checker's process by its Python function, rebuilt there with
+    ``triton.jit`` in that process's mode: a compiled kernel (a ``JITFunction``) holds locks,
+    and an interpreted one cannot be rebuilt attribute by attribute in every Triton version.
+    (Called when the chapter's exercises load; a notebook has imported triton by then.)"""
+    for module, name in (
+        ("triton.runtime.jit", "JITFunction"),
+        ("triton.runtime.interpreter", "InterpretedFunction"),
+    ):
+        kind = getattr(sys.modules.get(module), name, None)
+        if kind is not None:
+            copyreg.pickle(kind, _reduce_jit)
 
 
 # --- what the learner passed ------------------------------------------------------------------
@@ -406,6 +411,18 @@ def guarded(args: dict[str, object], names: Sequence[str], function):
         check(ptr, everywhere, "updated (atomically)")
         return cas(ptr, *rest)
 
+    # Triton 3.6's interpreter makes a one-element block an index with int(array), which NumPy
+    # 2.4 refuses (`range(0, n_cols, BLOCK)` fails); later versions take the element itself.
+    patch_lang = interpreter._patch_lang
+
+    def patch_lang_with_index(fn):
+        scope = patch_lang(fn)
+        tensor = getattr(interpreter.tl, "tensor", None)
+        if tensor is not None and scope is not None:
+            tensor.__index__ = lambda self: int(np.asarray(self.handle.data).reshape(-1)[0])
+        return scope
+
+    interpreter._patch_lang = patch_lang_with_index
     patched = {
         "create_masked_load": masked_load,
         "create_masked_store": masked_store,
@@ -417,6 +434,7 @@ def guarded(args: dict[str, object], names: Sequence[str], function):
     try:
         yield
     finally:
+        interpreter._patch_lang = patch_lang
         for name in patched:
             builder.__dict__.pop(name, None)
 
