@@ -1,0 +1,536 @@
+"""Checkers of the planner lab (chapter 10): a layout for Llama 3 70B on 256 H100s, predictions
+of its memory and step time, and its defence against the planner's list. References and
+answers written differently pass; known-wrong answers of many kinds fail, each with its own
+hint and no other mistake's."""
+
+import math
+
+import pytest
+
+import gpu_utils as gu
+from gpu_utils.exercises import ch10_planner as C
+
+P = gu.parallelism
+LLAMA = P.MODELS["Llama 3 70B"]
+SEQUENCES = 2**21 // LLAMA.seq_len
+GPU = "H100-SXM"
+
+
+def run(exercise_id, answer):
+    """The checker's verdict, computed in this process (faster than a check's worker)."""
+    return gu.exercises.get(exercise_id).run(answer)
+
+
+def only_hint(message: str, hints: dict, name: str) -> None:
+    """The message carries the hint of ``name`` and none of the other hints."""
+    assert hints[name] in message, message
+    for other, text in hints.items():
+        if text != hints[name]:
+            assert text not in message, (other, message)
+
+
+# --- references and mistakes, written by hand ------------------------------------------------
+
+
+def memory_answer(mistake: str = ""):
+    """The reference memory prediction, or one with a known mistake."""
+
+    def predict(layout):
+        dp, tp, pp, v = layout["dp"], layout["tp"], layout["pp"], layout["interleave"]
+        b, zero = layout["micro_batch_size"], layout["zero_stage"]
+        recompute = "none" if mistake == "no_recompute" else layout["recompute"]
+        m = SEQUENCES // (dp * b)
+        held = LLAMA.params if mistake == "not_split" else LLAMA.params / (tp * pp)
+        stage = {"no_zero": 0, "all_sharded": 3}.get(mistake, zero)
+        nbytes = dict(param_bytes=2, grad_bytes=2, optimizer_bytes=12)
+        if mistake == "no_optimizer":
+            nbytes["optimizer_bytes"] = 0
+        if mistake == "fp32_weights":
+            nbytes.update(param_bytes=4, grad_bytes=4)
+        states = gu.memory.model_state_bytes(held, dp=dp, zero_stage=stage, **nbytes).total
+        split = 1 if mistake == "activations_not_split" else tp
+        per_layer = gu.memory.activation_bytes_per_layer(
+            LLAMA.seq_len,
+            b,
+            LLAMA.hidden,
+            LLAMA.heads,
+            tp=split,
+            sequence_parallel=split > 1,
+            recompute=recompute,
+            dropout_masks=False,
+            attention="eager" if mistake == "eager" else "flash",
+        )
+        if pp == 1:
+            chunks = 1
+        elif v == 1:
+            chunks = min(pp, m)
+        else:
+            chunks = min(v * m, v * pp + pp - 1)
+        if mistake == "one_in_flight":
+            chunks = v
+        if mistake == "all_in_flight" and pp > 1:
+            chunks = v * m
+        activations = per_layer * LLAMA.layers / (pp * v) * chunks
+        if mistake == "no_activations":
+            activations = 0
+        gathered = 2 * 2 * 12 * LLAMA.hidden**2 / tp if zero == 3 else 0
+        if mistake == "no_gathered":
+            gathered = 0
+        total = states + activations + gathered
+        return total / (1e9 if mistake == "gigabytes" else 2**30)
+
+    return predict
+
+
+def memory_by_hand(layout):
+    """Written out from the papers' formulas: 2 + 2 + 12 bytes per parameter sharded by stage,
+    s b h / t (32 + 4a/h) bytes per layer (flash, no dropout, sequence parallel), 2 s b h / t
+    with full recompute, in-flight chunks from gu.pipeline's own schedule."""
+    dp, tp, pp, v = layout["dp"], layout["tp"], layout["pp"], layout["interleave"]
+    b, zero = layout["micro_batch_size"], layout["zero_stage"]
+    psi = LLAMA.params / (tp * pp)
+    shard = {0: (1, 1, 1), 1: (1, 1, dp), 2: (1, dp, dp), 3: (dp, dp, dp)}[zero]
+    states = 2 * psi / shard[0] + 2 * psi / shard[1] + 12 * psi / shard[2]
+    s, h, a = LLAMA.seq_len, LLAMA.hidden, LLAMA.heads
+    sbh = s * b * h
+    full = layout["recompute"] == "full"
+    per_layer = 2 * sbh / tp if full else sbh / tp * (32 + 4 * a / h)
+    m = SEQUENCES // (dp * b)
+    if pp == 1:
+        layers_held = LLAMA.layers
+    else:
+        schedule = gu.pipeline.one_f_one_b(pp, m) if v == 1 else gu.pipeline.interleaved(pp, m, v)
+        layers_held = gu.pipeline.in_flight(schedule)[0] * LLAMA.layers / (pp * v)
+    extra = 48 * h * h / tp if zero == 3 else 0
+    return (states + per_layer * layers_held + extra) / 1024**3
+
+
+def memory_with_a_table(layout):
+    """Bytes per parameter from a table, activations from gu.memory, a GiB constant."""
+    per_param = {0: 16, 1: 4 + 12 / layout["dp"], 2: 2 + 14 / layout["dp"], 3: 16 / layout["dp"]}
+    per_param = per_param[layout["zero_stage"]]
+    states = per_param * LLAMA.params / layout["tp"] / layout["pp"]
+    one = gu.memory.activation_bytes_per_layer(
+        8192,
+        layout["micro_batch_size"],
+        8192,
+        64,
+        tp=layout["tp"],
+        sequence_parallel=layout["tp"] > 1,
+        recompute=layout["recompute"],
+        dropout_masks=False,
+        attention="flash",
+    )
+    p, v = layout["pp"], layout["interleave"]
+    m = 256 // (layout["dp"] * layout["micro_batch_size"])
+    micro = 1 if p == 1 else min(p, m) if v == 1 else min(v * m, v * p + p - 1) / v
+    zero3 = 4 * 12 * 8192**2 / layout["tp"] if layout["zero_stage"] == 3 else 0
+    return (states + one * 80 / p * micro + zero3) / 1073741824
+
+
+def step_answer(mistake: str = "", latency: bool = False):
+    """The reference step prediction (bandwidth only, or with NCCL's latencies), or one with a
+    known mistake."""
+    ct = gu.collectives
+
+    def cost(op, nbytes, n, per_node, messages=1):
+        if n == 1:
+            return 0.0
+        if latency:
+            return ct.cluster_time(
+                op, nbytes, n, gpu=GPU, gpus_per_node=per_node, messages=messages
+            )
+        return ct.estimate_time(op, nbytes, n, gpu=GPU, gpus_per_node=per_node)
+
+    def predict(layout):
+        dp, tp, pp, v = layout["dp"], layout["tp"], layout["pp"], layout["interleave"]
+        b, zero, recompute = layout["micro_batch_size"], layout["zero_stage"], layout["recompute"]
+        h100 = gu.specs.get(GPU)
+        m = SEQUENCES // (dp * b)
+        shape = dict(layers=LLAMA.layers, d_model=LLAMA.hidden, seq_len=LLAMA.seq_len)
+        counted = "none" if mistake == "no_recompute_flops" else recompute
+        per_token = gu.flops.hardware_flops_per_token(
+            LLAMA.params, recompute=counted, attention="flash", **shape
+        )
+        if mistake == "forward_only":
+            per_token = 2 * LLAMA.params + 4 * LLAMA.layers * LLAMA.hidden * LLAMA.seq_len
+        if mistake == "params_only":
+            per_token = (8 if recompute == "full" else 6) * LLAMA.params
+        rate = gu.flops.peak_flops(GPU) * (1.0 if mistake == "peak" else 0.5)
+        gpus = tp * pp if mistake == "not_per_replica" else 256
+        compute = per_token * 2**21 / gpus / rate
+        act = 2 * LLAMA.seq_len * b * LLAMA.hidden
+        passes = 6 if recompute == "full" else 4
+        tp_time = passes * LLAMA.layers // pp * m * cost("all_reduce", act, tp, 8)
+        steps = (m if mistake == "no_interleave" else v * m) + pp - 1
+        bubble = (pp - 1) / steps
+        pp_time = 0.0
+        if pp > 1:
+            link = h100.network_bandwidth if tp * pp > 8 else h100.nvlink_bandwidth
+            pp_time = (v * m + pp - 2) * 2 * act / tp / link
+        grads = 2 * LLAMA.params / (tp * pp)
+        per_node = max(1, min(dp, 8 // (tp * pp)))
+        buckets = math.ceil(LLAMA.params / (tp * pp) / max(40e6, 1e6 * dp))
+        if zero == 2 and mistake != "zero2_once":
+            scatter = cost("reduce_scatter", grads, dp, per_node, buckets)
+            dp_time = m * scatter + cost("all_gather", grads, dp, per_node, buckets)
+        else:
+            dp_time = cost("all_reduce", grads, dp, per_node, buckets)
+        if mistake in ("no_comm", "no_tp"):
+            tp_time = 0.0
+        if mistake in ("no_comm", "no_dp"):
+            dp_time = 0.0
+        if mistake == "no_comm":
+            pp_time = 0.0
+        if mistake == "no_bubble":
+            bubble = 0.0
+        seconds = (compute + tp_time) / (1 - bubble) + pp_time + dp_time
+        return seconds * (1e3 if mistake == "milliseconds" else 1)
+
+    return predict
+
+
+def step_by_hand(layout):
+    """Ring formulas written out: an all-reduce moves 2 (n-1)/n of the bytes through the slowest
+    link; 6N + 14 L h s FLOPs per token (8N + 18 L h s with full recompute)."""
+    dp, tp, pp, v = (layout[k] for k in ("dp", "tp", "pp", "interleave"))
+    b = layout["micro_batch_size"]
+    nvlink, network = 450e9, 50e9  # gu.specs H100-SXM: per GPU and direction
+    n_params, L, h, s = 70.6e9, 80, 8192, 8192
+    full = layout["recompute"] == "full"
+    per_token = (8 * n_params + 18 * L * h * s) if full else (6 * n_params + 14 * L * h * s)
+    compute = per_token * 2**21 / 256 / (0.5 * 989.4e12)
+    m = 256 // (dp * b)
+    act = 2 * s * b * h
+    tp_one = 2 * (tp - 1) / tp * act / nvlink
+    tp_time = (6 if full else 4) * (L // pp) * m * tp_one
+    pp_time = 0.0 if pp == 1 else (v * m + pp - 2) * 2 * act / tp / network
+    psi = 2 * n_params / (tp * pp)
+    nics = max(1, min(dp, 8 // (tp * pp)))
+    one_pass = (dp - 1) / dp * psi / (nics * network)
+    dp_time = (m + 1) * one_pass if layout["zero_stage"] == 2 else 2 * one_pass
+    bubble = (pp - 1) / (v * m + pp - 1)
+    return (compute + tp_time) / (1 - bubble) + pp_time + dp_time
+
+
+def test_the_by_hand_peak_is_gu_specs():
+    assert gu.flops.peak_flops(GPU) == pytest.approx(989.4e12, rel=1e-3)
+    assert gu.specs.get(GPU).nvlink_bandwidth == 450e9
+    assert gu.specs.get(GPU).network_bandwidth == 50e9
+
+
+def test_the_job_and_the_planners_best():
+    assert C.sequences() == 256 and C.cluster().n_gpus == 256
+    best = C.planner_best()
+    assert best.fits and C.follows_rules(best)
+    assert all(C.rule_broken(x) is None for x in C.MEMORY_PANEL + C.STEP_PANEL)
+
+
+def test_the_mistake_models_are_the_planner_when_nothing_is_wrong():
+    for layout in C.MEMORY_PANEL:
+        assert C.memory_variants(layout)["right"] * C.GIB == pytest.approx(
+            C.evaluate(layout).memory_per_gpu, rel=1e-9
+        )
+        assert memory_answer()(layout) == pytest.approx(C.memory_variants(layout)["right"])
+    for layout in C.STEP_PANEL:
+        parts = C.step_parts(C.evaluate(layout))
+        assert sum(parts.values()) == pytest.approx(C.evaluate(layout).step_time)
+        assert min(parts.values()) >= 0
+
+
+def test_every_mistake_on_a_panel_has_a_hint_and_is_told_apart():
+    for panel, variants_of, hints, tol in (
+        (C.MEMORY_PANEL, C.memory_variants, C.MEMORY_HINTS, C.MEMORY_TOL),
+        (C.STEP_PANEL, C.step_variants, C.STEP_HINTS, C.STEP_TOL),
+    ):
+        variants = [variants_of(layout) for layout in panel]
+        for name in variants[0]:
+            if name != "right":
+                assert name in hints
+                assert C.classify([v[name] for v in variants], variants, tol) == [name]
+
+
+# --- planner_memory_prediction ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer", [memory_answer(), memory_by_hand, memory_with_a_table], ids=lambda f: f.__name__
+)
+def test_memory_correct_answers_pass(answer):
+    result = run("planner_memory_prediction", answer)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    "mistake",
+    [
+        "no_optimizer",
+        "fp32_weights",
+        "not_split",
+        "no_zero",
+        "all_sharded",
+        "no_recompute",
+        "one_in_flight",
+        "all_in_flight",
+        "no_activations",
+        "activations_not_split",
+        "eager",
+        "no_gathered",
+        "gigabytes",
+    ],
+)
+def test_memory_mistakes_fail_with_their_own_hint(mistake):
+    result = run("planner_memory_prediction", memory_answer(mistake))
+    assert not result.passed
+    assert "yours" in result.message and "the planner's" in result.message
+    only_hint(result.message, C.MEMORY_HINTS, mistake)
+
+
+def test_memory_in_bytes_is_told_to_return_gib():
+    result = run("planner_memory_prediction", lambda layout: memory_answer()(layout) * 2**30)
+    only_hint(result.message, C.MEMORY_HINTS, "bytes")
+
+
+def test_memory_mixed_mistakes_get_the_generic_hint_and_the_layouts():
+    def two_mistakes(layout):
+        return memory_answer("no_optimizer")(layout) + memory_answer("eager")(layout)
+
+    result = run("planner_memory_prediction", two_mistakes)
+    assert not result.passed and C.MEMORY_GENERIC in result.message
+    assert "DP 8 x TP 4 x PP 8" in result.message
+
+
+def test_calling_the_planner_is_told_to_predict_instead():
+    def copies(layout):
+        return P.evaluate(LLAMA, C.cluster(), 2**21, **layout).memory_per_gpu / 2**30
+
+    result = run("planner_memory_prediction", copies)
+    assert not result.passed and "gu.parallelism.evaluate" in result.message
+
+    def ranks(layout):
+        P.plan(LLAMA, C.cluster(), 2**21, zero_stages=(1,), recompute=("none",))
+        return memory_answer()(layout)
+
+    result = run("planner_step_time", ranks)
+    assert not result.passed and "gu.parallelism.plan" in result.message
+
+
+def test_a_stub_an_error_and_a_non_number():
+    def stub(layout):
+        raise NotImplementedError()
+
+    assert not run("planner_memory_prediction", stub).attempted
+
+    def breaks(layout):
+        return layout["tensor_parallel"]
+
+    result = run("planner_step_time", breaks)
+    assert "KeyError" in result.message and "DP 16 x TP 4 x PP 4" in result.message
+    result = run("planner_step_time", lambda: 1.0)
+    assert "calls it with one argument, the layout dict" in result.message
+    assert "not a finite number" in run("planner_step_time", lambda layout: "ten").message
+    assert "function of a layout" in run("planner_memory_prediction", 42.0).message
+
+
+# --- planner_step_time ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [step_answer(), step_answer(latency=True), step_by_hand],
+    ids=["bandwidth", "latency", "by_hand"],
+)
+def test_step_correct_answers_pass(answer):
+    result = run("planner_step_time", answer)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    "mistake",
+    [
+        "no_bubble",
+        "peak",
+        "forward_only",
+        "no_comm",
+        "no_tp",
+        "no_dp",
+        "no_recompute_flops",
+        "params_only",
+        "no_interleave",
+        "zero2_once",
+        "not_per_replica",
+        "milliseconds",
+    ],
+)
+def test_step_mistakes_fail_with_their_own_hint(mistake):
+    result = run("planner_step_time", step_answer(mistake, latency=True))
+    assert not result.passed
+    only_hint(result.message, C.STEP_HINTS, mistake)
+
+
+# --- planner_layout_fits ----------------------------------------------------------------------
+
+
+def layout(dp, tp, pp, zero, b=1, recompute="none", v=1):
+    return lambda: dict(
+        dp=dp, tp=tp, pp=pp, zero_stage=zero, micro_batch_size=b, recompute=recompute, interleave=v
+    )
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        layout(16, 4, 4, 1, v=4),  # the planner's best
+        layout(32, 8, 1, 1),  # no pipeline at all
+        layout(8, 4, 8, 1),  # a deeper pipeline, no interleaving
+        layout(8, 8, 4, 1, recompute="selective", v=2),
+        lambda: P.evaluate(LLAMA, C.cluster(), 2**21, dp=4, tp=8, pp=8, zero_stage=0),
+        lambda: {
+            "dp": 16.0,
+            "tp": 4,
+            "pp": 4,
+            "zero_stage": 1,
+            "micro_batch_size": 1,
+            "recompute": "none",
+        },
+    ],
+)
+def test_layout_correct_answers_pass(answer):
+    result = run("planner_layout_fits", answer)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    "answer, kind",
+    [
+        (layout(16, 4, 2, 1), "gpus"),
+        (layout(8, 16, 2, 1), "tp_node"),
+        (layout(4, 2, 32, 1), "pp_layers"),
+        (layout(8, 4, 8, 1, v=4), "v_layers"),
+        (layout(32, 8, 1, 1, v=2), "v_no_pipeline"),
+        (layout(64, 4, 1, 1, b=8), "batch"),
+        (layout(16, 4, 4, 1, b=8, v=2), "v_micro"),
+        (layout(16, 8, 2, 3), "zero3_pp"),
+    ],
+)
+def test_layout_rules_fail_with_their_own_hint(answer, kind):
+    result = run("planner_layout_fits", answer)
+    assert not result.passed
+    only_hint(result.message, C.RULE_HINTS, kind)
+
+
+def test_a_layout_that_does_not_fit_says_what_takes_the_memory():
+    result = run("planner_layout_fits", layout(8, 4, 8, 1, b=4))
+    assert not result.passed and "over the 72 GiB usable" in result.message
+    assert "activations take" in result.message and "full recomputation" in result.message
+    result = run("planner_layout_fits", layout(64, 4, 1, 1))
+    assert "model states take" in result.message and "ZeRO stage" in result.message
+
+
+def test_a_slow_layout_names_the_planners_best_and_the_main_difference():
+    best = C.planner_best().short()
+    result = run("planner_layout_fits", layout(64, 4, 1, 1, recompute="full"))
+    assert not result.passed and best in result.message
+    assert C.PART_WORDS["compute"] in result.message
+    result = run("planner_layout_fits", layout(128, 2, 1, 3, recompute="full"))
+    assert best in result.message and C.PART_WORDS["data-parallel"] in result.message
+
+
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        (lambda: (16, 4, 4), "Expected a layout"),
+        (lambda: {**layout(16, 4, 4, 1)(), "micro_batches": 16}, "follows from the batch"),
+        (lambda: {"dp": 16, "tp": 4, "pp": 4}, "has no zero_stage"),
+        (lambda: {**layout(16, 4, 4, 1)(), "recompute": "some"}, '"selective"'),
+        (lambda: {**layout(16, 4, 4, 1)(), "tp": 4.5}, "tp is a whole number"),
+        (lambda: {**layout(16, 4, 4, 1)(), "zero_stage": 4}, "stages 0, 1, 2 and 3"),
+        (layout(16, 4, 4, 1, b=0), "at least 1"),
+    ],
+)
+def test_malformed_layouts_are_explained(answer, words):
+    result = run("planner_layout_fits", answer)
+    assert not result.passed and words in result.message, result.message
+
+
+# --- planner_defend ----------------------------------------------------------------------------
+
+
+def defence(chosen=None, **changes):
+    chosen = chosen or layout(8, 4, 8, 1)
+
+    def defend():
+        mine = chosen()
+        best = next(x for x in P.plan(LLAMA, C.cluster(), 2**21) if x.fits and C.follows_rules(x))
+        step = step_answer()(mine)
+        answer = dict(
+            layout=mine,
+            memory_gib=memory_answer()(mine),
+            step_seconds=step,
+            bound="NVLink",
+            vs_best=step / best.step_time,
+            main_difference="bubble",
+        )
+        answer.update(changes)
+        return answer
+
+    return defend
+
+
+def test_defend_reference_and_alternatives_pass():
+    result = run("planner_defend", defence())
+    assert result.passed, result.message
+    assert "bound by NVLink" in result.message
+    best = layout(16, 4, 4, 1, v=4)
+    result = run("planner_defend", defence(best, main_difference="none"))
+    assert result.passed, result.message
+    mine = layout(16, 8, 2, 1, v=4)
+    result = run("planner_defend", defence(mine, main_difference="tensor-parallel"))
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    "changes, words",
+    [
+        (
+            dict(memory_gib=memory_answer("no_optimizer")(layout(8, 4, 8, 1)())),
+            C.MEMORY_HINTS["no_optimizer"],
+        ),
+        (
+            dict(step_seconds=step_answer("no_bubble")(layout(8, 4, 8, 1)())),
+            C.STEP_HINTS["no_bubble"],
+        ),
+        (dict(bound="compute"), "exposed seconds are the most"),
+        (dict(bound="memory"), 'one of "compute", "NVLink" or "network"'),
+        (dict(vs_best=0.88), "not the other way round"),
+        (dict(vs_best=1.5), "the first fitting one of gu.parallelism.plan"),
+        (dict(main_difference="data-parallel"), "costs your layout the most extra seconds"),
+        (dict(main_difference="the bubble"), 'main_difference is "none" or one of'),
+        (dict(layout=layout(16, 8, 2, 3)()), C.RULE_HINTS["zero3_pp"]),
+    ],
+)
+def test_defend_mistakes_are_explained(changes, words):
+    result = run("planner_defend", defence(**changes))
+    assert not result.passed and words in result.message, result.message
+
+
+def test_defend_with_the_planners_own_numbers_is_told_to_predict():
+    def copies():
+        mine = layout(8, 4, 8, 1)()
+        x = P.evaluate(LLAMA, C.cluster(), 2**21, **mine)
+        return dict(
+            layout=mine,
+            memory_gib=x.memory_per_gpu / 2**30,
+            step_seconds=x.step_time,
+            bound=x.bound,
+            vs_best=1.13,
+            main_difference="bubble",
+        )
+
+    result = run("planner_defend", copies)
+    assert not result.passed and "gu.parallelism.evaluate" in result.message
+
+
+def test_defend_with_missing_keys():
+    result = run("planner_defend", lambda: {"layout": layout(8, 4, 8, 1)()})
+    assert not result.passed and "memory_gib" in result.message
