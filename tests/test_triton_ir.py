@@ -114,3 +114,23 @@ def test_an_endless_kernel_is_stopped_with_its_line():
     result = gu.exercises.check("triton_vector_add", loop, timeout=3)
     assert not result.passed and "stopped it" in result.message
     assert "line 5" in result.message and "`while` loop on line 4" in result.message
+
+
+def test_a_compiled_kernel_travels_to_the_checker_as_an_interpreted_one(monkeypatch):
+    """On a GPU the notebook's kernel is a JITFunction (it holds locks, so it cannot be pickled
+    as it is); it travels by its Python function and the checker's process, which interprets,
+    rebuilds it as an interpreted kernel."""
+    import pickle
+
+    from gpu_utils.pickling import dumps
+
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    compiled = cell(ADD, "add")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert type(compiled).__name__ == "JITFunction"
+    _triton.register_reducer()
+    rebuilt = pickle.loads(dumps(compiled))
+    assert type(rebuilt).__name__ == "InterpretedFunction"
+    x, y, out = torch.rand(40), torch.rand(40), torch.zeros(40)
+    rebuilt[(3,)](x, y, out, 40, 16)
+    assert torch.equal(out, x + y)
