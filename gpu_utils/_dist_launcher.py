@@ -59,6 +59,10 @@ class Job:
     cwd: str
     env: dict[str, str]
     start: str
+    #: Seconds of processor time any one rank may use before the run is stopped as a loop
+    #: (None: no limit). A rank waiting in a collective uses almost none, a busy machine slows
+    #: a rank without using it up: so an endless loop is told apart from both, quickly.
+    cpu_limit: float | None = None
 
 
 def _to_cpu(value: Any) -> Any:
@@ -206,6 +210,19 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """Seconds of processor time process ``pid`` has used (Linux's /proc), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 @dataclass
 class _Rank:
     rank: int
@@ -216,6 +233,7 @@ class _Rank:
     ended: bool = False
     ended_at: float = 0.0
     outcome: dict | None = None
+    cpu: float | None = None  # processor seconds used, last read
 
 
 class _Run:
@@ -342,6 +360,8 @@ class _Run:
         open_fds = {fd for r in self.ranks for fd in r.fds}
         deadline = time.monotonic() + self.job.timeout
         stop_at = deadline
+        cpu_limit = getattr(self.job, "cpu_limit", None)
+        next_cpu_read = time.monotonic()
         while not all(r.ended for r in self.ranks):
             ready, _, _ = select.select([*open_fds, self.requests.fileno()], [], [], 0.02)
             for fd in ready:
@@ -353,13 +373,29 @@ class _Run:
                 self._poll(rank)
             if any(r.ended and (r.outcome or {}).get("status") != "ok" for r in self.ranks):
                 stop_at = min(stop_at, time.monotonic() + FAILURE_GRACE)
+            if cpu_limit and time.monotonic() >= next_cpu_read:
+                next_cpu_read = time.monotonic() + 0.2
+                if self._over_cpu_limit(cpu_limit):
+                    self._stop_running(timed_out=True)
+                    continue
             if time.monotonic() > stop_at:
                 self._stop_running(timed_out=stop_at == deadline)
         self._drain(open_fds)
         return [self._collect(r) for r in self.ranks]
 
+    def _over_cpu_limit(self, limit: float) -> bool:
+        """Read each running rank's processor time; True when one has used more than limit."""
+        over = False
+        for rank in self.ranks:
+            if not rank.ended:
+                rank.cpu = cpu_seconds(rank.pid)
+                over = over or (rank.cpu is not None and rank.cpu > limit)
+        return over
+
     def _stop_running(self, timed_out: bool) -> None:
         running = [r for r in self.ranks if not r.ended]
+        for rank in running:
+            rank.cpu = cpu_seconds(rank.pid)
         if timed_out and hasattr(signal, "SIGUSR1"):
             for rank in running:  # each rank's faulthandler writes where it is waiting
                 with contextlib.suppress(OSError):
@@ -414,6 +450,7 @@ class _Run:
                 "when": rank.ended_at,
             }
         if outcome["status"] == "stuck":
+            outcome["cpu"] = rank.cpu
             stack_path = os.path.join(self.run_dir, f"rank{rank.rank}.stack")
             with contextlib.suppress(OSError), open(stack_path) as handle:
                 outcome["stack"] = _main_thread(handle.read())

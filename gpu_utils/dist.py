@@ -41,6 +41,7 @@ __all__ = [
     "RankTimeout",
     "choose_backend",
     "device",
+    "log",
     "run",
     "shutdown",
 ]
@@ -106,16 +107,34 @@ class RankError(DistError):
 class RankTimeout(DistError):
     """Ranks were still running at the timeout (usually a deadlock) and were stopped.
 
-    ``stuck`` lists those ranks; ``where[rank]`` says where each was waiting, when known.
+    ``stuck`` lists those ranks; ``where[rank]`` says where each was waiting, when known;
+    ``cpu[rank]`` the seconds of processor time it had used (None where unknown);
+    ``looping`` the ranks stopped for using more than ``cpu_limit`` seconds of it, busy in a
+    loop rather than waiting (a rank waiting in a collective uses almost none).
     """
 
-    def __init__(self, stuck: list[int], timeout: float, where: dict[int, str]):
+    def __init__(
+        self,
+        stuck: list[int],
+        timeout: float,
+        where: dict[int, str],
+        cpu: dict[int, float | None] | None = None,
+        cpu_limit: float | None = None,
+    ):
         self.stuck, self.timeout, self.where = stuck, timeout, where
+        self.cpu = cpu or {}
+        self.cpu_limit = cpu_limit
+        self.looping = [r for r in stuck if cpu_limit and (self.cpu.get(r) or 0.0) > cpu_limit]
         ranks = _ranks_text(stuck)
         text = (
             f"{ranks} still running after {timeout:g} s, so the run was stopped "
             f"(a deadlock? every rank must make matching calls, in the same order)."
         )
+        if self.looping:
+            text = (
+                f"{_ranks_text(self.looping)} busy for more than {cpu_limit:g} s of processor "
+                "time without finishing (an endless loop?), so the run was stopped."
+            )
         for rank in stuck:
             if where.get(rank):
                 text += f"\n  rank {rank}: {where[rank]}"
@@ -209,7 +228,21 @@ def shutdown() -> None:
         _stop_launcher()
 
 
+#: What gloo and torch.distributed print in a rank on their own ("[Gloo] Rank 0 is connected
+#: to 1 peer ranks...", c10d's "[W1126 10:00:00.000 socket.cpp:...]"): kept, never printed.
+_LOG_LINE = re.compile(r"^\s*(\[Gloo\]|\[c10d\]|\[[WIEF]\d{4} [\d:.]+ .*\] )")
+_log: list[str] = []
+
+
+def log() -> list[str]:
+    """The lines gloo and torch.distributed logged in the ranks of the last run (not printed)."""
+    return list(_log)
+
+
 def _print_line(rank: int, stream: str, text: str) -> None:
+    if _LOG_LINE.match(text):
+        _log.append(f"[rank {rank}] {text}")
+        return
     target = sys.stderr if stream == "stderr" else sys.stdout
     print(f"[rank {rank}] {text}", file=target, flush=True)
 
@@ -220,13 +253,16 @@ def run(
     *args: Any,
     backend: str = "auto",
     timeout: float = DEFAULT_TIMEOUT,
+    cpu_limit: float | None = None,
 ) -> list[Any]:
     """Call ``fn(rank, world_size, *args)`` in ``world_size`` processes; return their results.
 
     Each rank has a ``torch.distributed`` process group (``backend``: ``"auto"``, ``"gloo"`` or
     ``"nccl"``); inside a rank, :func:`device` is where its tensors belong. Raises
     :class:`RankError` when a rank raises or dies, :class:`RankTimeout` when ranks are still
-    running after ``timeout`` seconds (they are stopped first).
+    running after ``timeout`` seconds, or when one rank has used more than ``cpu_limit`` seconds
+    of processor time (Linux; a loop, not a wait), the ranks being stopped first. Lines that
+    gloo and torch.distributed log in the ranks are kept in :func:`log`, not printed.
     """
     if not callable(fn):
         raise TypeError(f"fn must be a function taking (rank, world_size, ...), got {fn!r}")
@@ -255,6 +291,7 @@ def run(
         cwd=os.getcwd(),
         env=dict(os.environ),
         start=_START,
+        cpu_limit=cpu_limit,
     )
     with _lock:
         return _run_job(job)
@@ -270,6 +307,7 @@ def _run_job(job: Job) -> list[Any]:
     # machine); from then on the run has its own timeout and the launcher its grace.
     deadline = time.monotonic() + LAUNCHER_START + job.timeout + LAUNCHER_GRACE
     last_error_line: dict[int, str] = {}
+    _log.clear()
     try:
         launcher.to_launcher.send(job)
         while True:
@@ -285,7 +323,11 @@ def _run_job(job: Job) -> list[Any]:
                 deadline = time.monotonic() + job.timeout + LAUNCHER_GRACE
             elif kind == "out":
                 _print_line(*message[1:])
-                if message[2] == "stderr" and message[3].strip():
+                if (
+                    message[2] == "stderr"
+                    and message[3].strip()
+                    and not _LOG_LINE.match(message[3])
+                ):
                     last_error_line[message[1]] = message[3].strip()
             elif kind == "fail":
                 raise DistError(message[1])
@@ -299,10 +341,12 @@ def _run_job(job: Job) -> list[Any]:
     except BaseException:  # KeyboardInterrupt from the notebook's stop button, among others
         _stop_launcher()
         raise
-    return _outcome(outcomes, job.timeout, last_error_line)
+    return _outcome(outcomes, job.timeout, last_error_line, job.cpu_limit)
 
 
-def _outcome(outcomes: list[dict], timeout: float, last_lines: dict[int, str]) -> list[Any]:
+def _outcome(
+    outcomes: list[dict], timeout: float, last_lines: dict[int, str], cpu_limit=None
+) -> list[Any]:
     """Results in rank order, or the one error that explains the run."""
     failures = [o for o in outcomes if o["status"] in ("error", "exited")]
     if failures:
@@ -315,7 +359,8 @@ def _outcome(outcomes: list[dict], timeout: float, last_lines: dict[int, str]) -
     stuck = [o["rank"] for o in outcomes if o["status"] == "stuck"]
     if stuck:
         where = {o["rank"]: _where(o.get("stack", "")) for o in outcomes if o["rank"] in stuck}
-        raise RankTimeout(stuck, timeout, where)
+        cpu = {o["rank"]: o.get("cpu") for o in outcomes if o["rank"] in stuck}
+        raise RankTimeout(stuck, timeout, where, cpu, cpu_limit)
     return [pickle.loads(o["result"]) for o in outcomes]
 
 
@@ -358,7 +403,12 @@ def _is_consequence(outcome: dict) -> bool:
 
 
 def _where(stack: str) -> str:
-    """'waiting in dist.recv, called from f (line 4)', from a faulthandler dump of a stuck rank."""
+    """'waiting in dist.recv, called from f (line 4)', from a faulthandler dump of a stuck rank.
+
+    'at f (line 4)' when the rank was running the learner's own line; '..., outside your
+    function' when only library and course frames were active (the course's code that called
+    the function, after it returned or before it was called); never a private name of the course.
+    """
     frames = [m.groupdict() for m in _FRAME.finditer(stack)]  # most recent call first
     names = [f["name"] for f in frames]
     if "_call_fn" not in names:
@@ -367,18 +417,33 @@ def _where(stack: str) -> str:
     user = [f for f in frames if not _library_file(f["file"])]
     text = ""
     if frames and _library_file(frames[0]["file"]):
-        module = "dist." if "torch/distributed" in frames[0]["file"].replace("\\", "/") else ""
-        text = f"waiting in {module}{frames[0]['name']}"
+        top = frames[0]["file"].replace("\\", "/")
+        if "torch/distributed" in top:
+            text = f"waiting in dist.{frames[0]['name']}"
+        elif not top.startswith(_PACKAGE):
+            text = f"waiting in {frames[0]['name']}"
     if user:
         text += (
             ", called from " if text else "at "
         ) + f"{user[0]['name']} (line {user[0]['line']})"
+    elif frames:
+        text += (", " if text else "") + "outside your function"
     return text
 
 
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
+
+
 def _library_file(path: str) -> bool:
+    """Not the learner's: installed packages, the standard library and the course's own
+    package (a checker's code, which calls the learner's)."""
     path = path.replace("\\", "/")
-    return "site-packages" in path or "dist-packages" in path or "/lib/python3" in path
+    return (
+        "site-packages" in path
+        or "dist-packages" in path
+        or "/lib/python3" in path
+        or path.startswith(_PACKAGE)
+    )
 
 
 # --- inside a rank ----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ of ``answer_table_tests``. Kernel exercises: the chapter's corpus in ``tests/ker
 checks the lab's own solutions with the same checkers.
 """
 
+import os
 import re
 from pathlib import Path
 
@@ -175,3 +176,105 @@ def _cached_solution_cells(notebook: Path) -> tuple[dict, dict]:
     if notebook not in _SOLUTIONS:
         _SOLUTIONS[notebook] = _solution_cells(notebook)
     return _SOLUTIONS[notebook]
+
+
+# --- code exercises of labs 09-11: a corpus of answers as source text (tests/dist_answers) ------
+
+#: Seconds within which the check of a looping answer must end (COURSE_DESIGN: 20 s).
+LOOP_SECONDS = 20.0
+
+
+def _dist_params(answers: dict, correct: bool) -> list:
+    from dist_answers import CORRECT
+
+    return [
+        pytest.param(exercise_id, answer, id=f"{exercise_id}/{answer.name}")
+        for exercise_id, table in answers.items()
+        for answer in table
+        if (answer.kind == CORRECT) == correct
+    ]
+
+
+def dist_verdict(exercise_id: str, answer, module=None, monkeypatch=None):
+    """(CheckResult, seconds, printed text) of one corpus answer: checked in this process
+    (``exercise.run``), or through ``gu.exercises.check`` when the answer asks for the worker;
+    a deadlock's shorter seconds per run are set on ``module`` with ``monkeypatch``."""
+    import contextlib
+    import io
+    import time
+
+    from dist_answers import load
+
+    function = load(exercise_id, answer)
+    if answer.run_timeout and module is not None and monkeypatch is not None:
+        monkeypatch.setattr(module, "RUN_TIMEOUT", answer.run_timeout)
+    if not answer.worker and monkeypatch is not None and hasattr(module, "_interleaved"):
+        # the capstone's speed measurement (seconds per check) decides nothing: skip it here
+        monkeypatch.setattr(module, "_interleaved", lambda fns, repeat=5: dict.fromkeys(fns, 1.0))
+    printed = io.StringIO()
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+        if answer.worker:
+            gu.exercises.check(exercise_id, 42)  # a checker process already started, as in a lab
+            start = time.perf_counter()
+            result = gu.exercises.check(exercise_id, function)
+        else:
+            result = gu.exercises.get(exercise_id).run(function)
+    return result, time.perf_counter() - start, printed.getvalue() + result.output
+
+
+def dist_table_tests(chapter: str, answers: dict, module=None):
+    """Tests for a lab's code exercises from its corpus ``answers`` ({exercise_id: [Answer]}):
+    every code exercise has at least two correct alternatives and six wrong answers of at least
+    four kinds; alternatives pass; each wrong answer fails with its own hint and without the
+    words of others, no message shows a traceback, a private name of the checker or a gloo log
+    line (nor does anything printed), and a looping answer is stopped within LOOP_SECONDS."""
+    from dist_answers import CORRECT, FORBIDDEN
+
+    def test_every_code_exercise_has_its_corpus():
+        def runs_code(exercise_id):  # a function exercise of ``module``, not a question
+            exercise = gu.exercises.get(exercise_id)
+            run = getattr(exercise.run, "func", exercise.run)
+            return (
+                exercise.kind == "function"
+                and not getattr(run, "__qualname__", "").startswith("numeric_exercise")
+                and (module is None or run.__module__ == module.__name__)
+            )
+
+        code = [e for e in gu.exercises.ids(chapter) if runs_code(e)]
+        assert set(answers) == set(code)
+        for exercise_id, table in answers.items():
+            names = [a.name for a in table]
+            assert len(names) == len(set(names)), f"{exercise_id}: answer names repeat"
+            mistakes = [a for a in table if a.kind != CORRECT]
+            assert sum(a.kind == CORRECT for a in table) >= 2, exercise_id
+            assert len(mistakes) >= 6, exercise_id
+            assert len({a.kind for a in mistakes}) >= 4, exercise_id
+
+    @pytest.mark.parametrize("exercise_id, answer", _dist_params(answers, correct=True))
+    def test_alternative_correct_answers_pass(exercise_id, answer, monkeypatch):
+        result, _, printed = dist_verdict(exercise_id, answer, module, monkeypatch)
+        assert result.passed, result.message
+        for words in FORBIDDEN:
+            assert words not in result.message + printed, (words, printed)
+
+    @pytest.mark.parametrize("exercise_id, answer", _dist_params(answers, correct=False))
+    def test_wrong_answers_fail_with_their_own_hint(exercise_id, answer, monkeypatch):
+        result, seconds, printed = dist_verdict(exercise_id, answer, module, monkeypatch)
+        assert not result.passed, result.message
+        assert result.attempted, result.message
+        for words in answer.hints:
+            assert words in result.message, result.message
+        for words in answer.absent + FORBIDDEN:
+            assert words not in result.message, result.message
+        for words in FORBIDDEN:
+            assert words not in printed, (words, printed)
+        if answer.kind == "loop":  # the promise holds on a machine not busy with other work
+            busy = max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+            assert seconds < LOOP_SECONDS * busy, f"a looping answer took {seconds:.1f} s"
+
+    return (
+        test_every_code_exercise_has_its_corpus,
+        test_alternative_correct_answers_pass,
+        test_wrong_answers_fail_with_their_own_hint,
+    )

@@ -208,3 +208,53 @@ def test_nccl_with_one_gpu_per_rank():
 
     results = gu.dist.run(total, 2, backend="nccl")
     assert results[0][0] == "nccl" and torch.equal(results[1][1], torch.full((4,), 3.0))
+
+
+def loops_on_rank_one(rank, world_size):
+    tensor = torch.ones(1)
+    while rank == 1:
+        tensor = tensor + 1
+    dist.all_reduce(tensor)
+    return rank
+
+
+def test_a_rank_that_loops_is_stopped_by_its_processor_time_and_named_with_its_line():
+    start = time.monotonic()
+    with pytest.raises(gu.dist.RankTimeout) as caught:
+        gu.dist.run(loops_on_rank_one, 2, timeout=60, cpu_limit=1.0)
+    assert time.monotonic() - start < 30  # not the 60 s of the wall-clock timeout
+    error = caught.value
+    assert error.looping == [1] and error.cpu[1] > 1.0
+    assert error.where[1].startswith("at loops_on_rank_one (line ")
+    assert "waiting in dist.all_reduce" in error.where[0]  # waiting for rank 1: no loop
+    assert "rank 1 was busy for more than 1 s of processor time" in str(error)
+
+
+def test_gloo_and_c10d_log_lines_are_kept_not_printed(capsys):
+    def logs(rank, world_size):
+        import sys
+
+        print(f"[Gloo] Rank {rank} is connected to 1 peer ranks. Expected number of connected")
+        print("[W1126 08:00:00.000000000 socket.cpp:200] [c10d] a warning", file=sys.stderr)
+        print(f"mine {rank}")
+        return rank
+
+    assert gu.dist.run(logs, 2) == [0, 1]
+    printed = capsys.readouterr()
+    assert "[Gloo]" not in printed.out + printed.err and "c10d" not in printed.out + printed.err
+    assert "[rank 0] mine 0" in printed.out
+    assert any("[Gloo] Rank 1 is connected" in line for line in gu.dist.log())
+
+
+def test_where_names_the_learners_line_never_the_course_s_private_frames():
+    course = os.path.dirname(gu_dist.__file__)
+    stack = (
+        f'  File "{course}/exercises/ch10_model_parallel.py", line 88 in _all_agree\n'
+        '  File "/tmp/ipykernel_1/2.py", line 4 in answer\n'
+        f'  File "{course}/exercises/ch10_model_parallel.py", line 120 in _layer_rank\n'
+        f'  File "{course}/_dist_launcher.py", line 80 in _call_fn\n'
+    )
+    assert gu_dist._where(stack) == "at answer (line 4)"
+    inside = '  File "/x/site-packages/torch/distributed/c10d.py", line 9 in all_reduce\n'
+    checker_only = inside + stack.replace('  File "/tmp/ipykernel_1/2.py", line 4 in answer\n', "")
+    assert gu_dist._where(checker_only) == "waiting in dist.all_reduce, outside your function"

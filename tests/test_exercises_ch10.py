@@ -1,20 +1,26 @@
-"""Checkers of lab 10: tensor-parallel layers and MLP written differently from the solutions
-pass; common mistakes (a missing all-reduce, a bias added on every rank, the wrong dimension
-split, a missing f, gradients all-reduced like data parallelism, full weights kept) fail with
-their own hint; 1F1B schedules are checked against the rules of a pipeline; the questions
-accept the answer and explain the usual wrong ones."""
+"""Checkers of lab 10: the corpus in tests/dist_answers/ch10.py (tensor-parallel layers and MLP
+written differently from the solutions pass; mistakes of many kinds fail with their own hint: a
+missing all-reduce, a bias added or divided on every rank, a missing transpose, the wrong
+dimension split, a missing f, gradients all-reduced like data parallelism, full weights kept, a
+rank that loops or waits; 1F1B schedules are checked against the rules of a pipeline); the
+questions accept the answer and explain the usual wrong ones."""
 
 import pytest
-import torch
-import torch.distributed as dist
-import torch.nn.functional as F
+from dist_answers import ch10 as corpus
 
 import gpu_utils as gu
+from answer_tables import dist_table_tests
 from gpu_utils import pipeline
 from gpu_utils.exercises import ch10_model_parallel
 
 check = gu.exercises.check
 tp = gu.tensor_parallel
+
+(
+    test_every_code_exercise_has_its_corpus,
+    test_alternative_correct_answers_pass,
+    test_wrong_answers_fail_with_their_own_hint,
+) = dist_table_tests("10_model_parallel", corpus.ANSWERS, ch10_model_parallel)
 
 
 def run(exercise_id, answer):
@@ -22,264 +28,19 @@ def run(exercise_id, answer):
     return gu.exercises.get(exercise_id).run(answer)
 
 
-def bounds(n, rank, world_size):
-    """tensor_split's bounds, computed differently from gu.tensor_parallel.shard."""
-    sizes = [len(part) for part in torch.arange(n).tensor_split(world_size)]
-    start = sum(sizes[:rank])
-    return start, start + sizes[rank]
-
-
-class AllReduceGrad(torch.autograd.Function):
-    """f written by hand: identity forward, all-reduce backward."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return x.clone()
-
-    @staticmethod
-    def backward(ctx, grad):
-        grad = grad.clone()
-        dist.all_reduce(grad)
-        return grad
-
-
-# --- column_parallel_linear -------------------------------------------------------------------
-
-
-def column_reference(x, weight, bias, rank, world_size):
-    return tp.column_parallel_linear(x, weight, bias, rank, world_size)
-
-
-def column_hook(x, weight, bias, rank, world_size):
-    """Correct differently: tensor_split of the weight, f as a gradient hook on a copy."""
-    w = weight.tensor_split(world_size)[rank]
-    b = bias.tensor_split(world_size)[rank]
-    x = x * 1.0
-    x.register_hook(lambda g: (dist.all_reduce(g := g.clone()), g)[1])
-    return x @ w.T + b
-
-
-def column_autograd_function(x, weight, bias, rank, world_size):
-    lo, hi = bounds(weight.shape[0], rank, world_size)
-    return F.linear(AllReduceGrad.apply(x), weight[lo:hi], bias[lo:hi])
-
-
-def column_no_f(x, weight, bias, rank, world_size):
-    lo, hi = bounds(weight.shape[0], rank, world_size)
-    return F.linear(x, weight[lo:hi], bias[lo:hi])
-
-
-def column_chunk(x, weight, bias, rank, world_size):
-    w, b = weight.chunk(world_size)[rank], bias.chunk(world_size)[rank]
-    return F.linear(tp.copy_to_parallel(x), w, b)
-
-
-def column_wrong_dimension(x, weight, bias, rank, world_size):
-    lo, hi = bounds(weight.shape[1], rank, world_size)
-    return F.linear(tp.copy_to_parallel(x), weight[:, lo:hi], bias)
-
-
-def column_whole_bias(x, weight, bias, rank, world_size):
-    lo, hi = bounds(weight.shape[0], rank, world_size)
-    return F.linear(tp.copy_to_parallel(x), weight[lo:hi]) + bias
-
-
-def column_no_bias(x, weight, bias, rank, world_size):
-    lo, hi = bounds(weight.shape[0], rank, world_size)
-    return F.linear(tp.copy_to_parallel(x), weight[lo:hi])
-
-
-def column_full_output(x, weight, bias, rank, world_size):
-    return F.linear(x, weight, bias)
-
-
-def column_detached(x, weight, bias, rank, world_size):
-    lo, hi = bounds(weight.shape[0], rank, world_size)
-    return F.linear(tp.copy_to_parallel(x), weight[lo:hi].detach(), bias[lo:hi].detach())
-
-
-def column_none(x, weight, bias, rank, world_size):
-    F.linear(x, weight, bias)
-
-
-def column_deadlock(x, weight, bias, rank, world_size):
-    if rank == 0:
-        dist.recv(torch.empty(1), src=1)  # rank 1 never sends
-    return tp.column_parallel_linear(x, weight, bias, rank, world_size)
-
-
-@pytest.mark.parametrize(
-    "answer", [column_reference, column_hook, column_autograd_function], ids=lambda f: f.__name__
-)
-def test_column_parallel_accepts_correct_answers(answer):
-    result = run("column_parallel_linear", answer)
-    assert result.passed, result.message
-
-
-@pytest.mark.parametrize(
-    "answer, hint",
-    [
-        (column_no_f, "copy_to_parallel"),
-        (column_chunk, "not with chunk"),
-        (column_wrong_dimension, "cuts weight by rows"),
-        (column_whole_bias, "cuts weight by rows (dim 0, the output features) and bias"),
-        (column_no_bias, "the bias is missing"),
-        (column_full_output, "you returned all output features"),
-        (column_detached, "without .detach()"),
-        (column_none, "returned None"),
-    ],
-    ids=lambda v: getattr(v, "__name__", "hint"),
-)
-def test_column_parallel_rejects_mistakes_with_their_hint(answer, hint):
-    result = run("column_parallel_linear", answer)
-    assert not result.passed
-    assert hint in result.message, result.message
-
-
-def test_a_deadlock_ends_with_a_message(monkeypatch):
-    monkeypatch.setattr(ch10_model_parallel, "RUN_TIMEOUT", 6.0)
-    monkeypatch.setattr(ch10_model_parallel, "SLOW_TIMEOUT", 20.0)
-    result = run("column_parallel_linear", column_deadlock)
-    assert not result.passed
-    assert "had not finished" in result.message, result.message
-    assert "rank 0: waiting in dist.recv, called from column_deadlock" in result.message
-
-
 def test_the_checker_process_runs_ranks_and_passes_a_correct_answer():
-    result = check("column_parallel_linear", column_hook)
+    result = check("column_parallel_linear", tp.column_parallel_linear)
     assert result.passed, result.message
-
-
-# --- row_parallel_linear ----------------------------------------------------------------------
-
-
-def row_reference(x_part, weight, bias, rank, world_size):
-    return tp.row_parallel_linear(x_part, weight, bias, rank, world_size)
-
-
-def row_raw_all_reduce(x_part, weight, bias, rank, world_size):
-    """Correct differently: dist.all_reduce in place (g's backward is the identity anyway)."""
-    lo, hi = bounds(weight.shape[1], rank, world_size)
-    partial = x_part @ weight[:, lo:hi].T
-    dist.all_reduce(partial)
-    return partial + bias
-
-
-class SumForward(torch.autograd.Function):
-    """g written by hand: all-reduce forward, identity backward."""
-
-    @staticmethod
-    def forward(ctx, x):
-        out = x.clone()
-        dist.all_reduce(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad
-
-
-def row_hand_written_g(x_part, weight, bias, rank, world_size):
-    """Correct differently: tensor_split of the weight, g written by hand, bias via F.linear's
-    broadcasting on the summed result."""
-    w = weight.tensor_split(world_size, dim=1)[rank]
-    return SumForward.apply(x_part @ w.T) + bias.unsqueeze(0)
-
-
-def row_bias_on_rank_zero(x_part, weight, bias, rank, world_size):
-    """Right output, but only rank 0's copy of the bias is trained."""
-    w = weight.tensor_split(world_size, dim=1)[rank]
-    partial = F.linear(x_part, w, bias if rank == 0 else None)
-    return tp.reduce_from_parallel(partial)
-
-
-def row_torch_nn_all_reduce(x_part, weight, bias, rank, world_size):
-    """torch.distributed.nn's all_reduce also all-reduces the gradient in backward."""
-    import torch.distributed.nn.functional as dist_fn
-
-    lo, hi = bounds(weight.shape[1], rank, world_size)
-    return dist_fn.all_reduce(F.linear(x_part, weight[:, lo:hi])) + bias
-
-
-def row_no_all_reduce(x_part, weight, bias, rank, world_size):
-    lo, hi = bounds(weight.shape[1], rank, world_size)
-    return F.linear(x_part, weight[:, lo:hi], bias)
-
-
-def row_bias_every_rank(x_part, weight, bias, rank, world_size):
-    lo, hi = bounds(weight.shape[1], rank, world_size)
-    return tp.reduce_from_parallel(F.linear(x_part, weight[:, lo:hi], bias))
-
-
-def row_wrong_dimension(x_part, weight, bias, rank, world_size):
-    lo, hi = bounds(weight.shape[0], rank, world_size)
-    return tp.reduce_from_parallel(F.linear(x_part, weight[lo:hi])) + bias
-
-
-def row_chunk(x_part, weight, bias, rank, world_size):
-    w = weight.chunk(world_size, dim=1)[rank]
-    return tp.reduce_from_parallel(F.linear(x_part, w)) + bias
-
-
-def row_mean(x_part, weight, bias, rank, world_size):
-    lo, hi = bounds(weight.shape[1], rank, world_size)
-    return tp.reduce_from_parallel(F.linear(x_part, weight[:, lo:hi])) / world_size + bias
-
-
-class AllReduceBothWays(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        x = x.clone()
-        dist.all_reduce(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad):
-        grad = grad.clone()
-        dist.all_reduce(grad)
-        return grad
-
-
-def row_all_reduce_backward_too(x_part, weight, bias, rank, world_size):
-    lo, hi = bounds(weight.shape[1], rank, world_size)
-    return AllReduceBothWays.apply(F.linear(x_part, weight[:, lo:hi])) + bias
-
-
-def row_stub(x_part, weight, bias, rank, world_size):
-    raise NotImplementedError()
-
-
-@pytest.mark.parametrize(
-    "answer", [row_reference, row_raw_all_reduce, row_hand_written_g], ids=lambda f: f.__name__
-)
-def test_row_parallel_accepts_correct_answers(answer):
-    result = run("row_parallel_linear", answer)
-    assert result.passed, result.message
-
-
-@pytest.mark.parametrize(
-    "answer, hint",
-    [
-        (row_no_all_reduce, "their sum over the ranks is the answer"),
-        (row_bias_every_rank, "the bias was added on every rank"),
-        (row_wrong_dimension, "cuts weight by columns (dim 1"),
-        (row_chunk, "chunk and a fixed width give other sizes"),
-        (row_mean, "you averaged"),
-        (row_all_reduce_backward_too, "the identity backward"),
-        (row_torch_nn_all_reduce, "the identity backward"),
-        (row_bias_on_rank_zero, "bias got no gradient on rank 1"),
-    ],
-    ids=lambda v: getattr(v, "__name__", "hint"),
-)
-def test_row_parallel_rejects_mistakes_with_their_hint(answer, hint):
-    result = run("row_parallel_linear", answer)
-    assert not result.passed
-    assert hint in result.message, result.message
+    assert "[Gloo]" not in result.output and "[rank" not in result.output, result.output
 
 
 def test_a_stub_is_not_attempted():
-    result = run("row_parallel_linear", row_stub)
+    def stub(x_part, weight, bias, rank, world_size):
+        raise NotImplementedError()
+
+    result = run("row_parallel_linear", stub)
     assert not result.attempted and "not attempted yet" in result.message
+    assert not run("one_f_one_b", lambda p, m: stub(0, 0, 0, 0, 0)).attempted
 
 
 def test_a_function_with_the_wrong_arguments_is_told_so():
@@ -292,226 +53,6 @@ def test_the_deadlock_timeout_fits_in_a_check():
     needed = c.START_TIMEOUT + c.RUN_TIMEOUT * len(c.WORLD_SIZES)
     for exercise_id in ("column_parallel_linear", "row_parallel_linear", "tensor_parallel_mlp"):
         assert needed < gu.exercises.get(exercise_id).time_limit
-
-
-# --- tensor_parallel_mlp ----------------------------------------------------------------------
-
-
-class MLPReference(torch.nn.Module):
-    def __init__(self, fc1, fc2, rank, world_size):
-        super().__init__()
-        self.inner = tp.ParallelMLP(fc1, fc2, rank, world_size)
-
-    def forward(self, x):
-        return self.inner(x)
-
-
-class MLPLinears(torch.nn.Module):
-    """Correct differently: nn.Linear shards, f as an autograd Function, raw all-reduce as g."""
-
-    def __init__(self, fc1, fc2, rank, world_size):
-        super().__init__()
-        lo, hi = bounds(fc1.out_features, rank, world_size)
-        self.up = torch.nn.Linear(fc1.in_features, hi - lo)
-        self.down = torch.nn.Linear(hi - lo, fc2.out_features, bias=False)
-        self.bias = torch.nn.Parameter(fc2.bias.detach().clone())
-        with torch.no_grad():
-            self.up.weight.copy_(fc1.weight[lo:hi])
-            self.up.bias.copy_(fc1.bias[lo:hi])
-            self.down.weight.copy_(fc2.weight[:, lo:hi])
-
-    def forward(self, x):
-        partial = self.down(F.gelu(self.up(AllReduceGrad.apply(x))))
-        dist.all_reduce(partial)
-        return partial + self.bias
-
-
-class MLPNoAllReduce(torch.nn.Module):
-    def __init__(self, fc1, fc2, rank, world_size):
-        super().__init__()
-        self.inner = tp.ParallelMLP(fc1, fc2, rank, world_size)
-
-    def forward(self, x):
-        m = self.inner
-        h = F.gelu(F.linear(tp.copy_to_parallel(x), m.w1, m.b1))
-        return F.linear(h, m.w2) + m.b2
-
-
-class MLPBiasEveryRank(MLPNoAllReduce):
-    def forward(self, x):
-        m = self.inner
-        h = F.gelu(F.linear(tp.copy_to_parallel(x), m.w1, m.b1))
-        return tp.reduce_from_parallel(F.linear(h, m.w2, m.b2))
-
-
-class MLPNoF(MLPNoAllReduce):
-    def forward(self, x):
-        m = self.inner
-        h = F.gelu(F.linear(x, m.w1, m.b1))
-        return tp.reduce_from_parallel(F.linear(h, m.w2)) + m.b2
-
-
-class MLPDataParallelGrads(MLPReference):
-    """All-reduces the shards' gradients, as data parallelism would."""
-
-    def __init__(self, fc1, fc2, rank, world_size):
-        super().__init__(fc1, fc2, rank, world_size)
-        for p in self.parameters():
-            p.register_hook(lambda g: (dist.all_reduce(g := g.clone()), g)[1])
-
-
-class MLPDataParallelGradsUneven(MLPReference):
-    """The same mistake, met first where the shards' sizes differ (3 ranks, hidden 10)."""
-
-    def __init__(self, fc1, fc2, rank, world_size):
-        super().__init__(fc1, fc2, rank, world_size)
-        if fc1.out_features % world_size:
-            for p in self.parameters():
-                p.register_hook(lambda g: (dist.all_reduce(g := g.clone()), g)[1])
-
-
-class MLPFullWeights(torch.nn.Module):
-    """Right numbers, but every rank keeps the whole layers."""
-
-    def __init__(self, fc1, fc2, rank, world_size):
-        super().__init__()
-        self.fc1, self.fc2, self.rank, self.n = fc1, fc2, rank, world_size
-
-    def forward(self, x):
-        lo, hi = bounds(self.fc1.out_features, self.rank, self.n)
-        h = F.gelu(F.linear(tp.copy_to_parallel(x), self.fc1.weight[lo:hi], self.fc1.bias[lo:hi]))
-        return tp.reduce_from_parallel(F.linear(h, self.fc2.weight[:, lo:hi])) + self.fc2.bias
-
-
-class MLPFrozenShards(MLPReference):
-    """Shards kept as plain tensors: right before training, never updated."""
-
-    def __init__(self, fc1, fc2, rank, world_size):
-        super().__init__(fc1, fc2, rank, world_size)
-        self.scale = torch.nn.Parameter(torch.ones(()))
-        for p in self.inner.parameters():
-            p.requires_grad_(False)
-
-    def forward(self, x):
-        return self.inner(x) * self.scale
-
-
-class MLPNotModule:
-    def __init__(self, fc1, fc2, rank, world_size):
-        pass
-
-
-@pytest.mark.parametrize("answer", [MLPReference, MLPLinears], ids=lambda f: f.__name__)
-def test_tensor_parallel_mlp_accepts_correct_answers(answer):
-    result = run("tensor_parallel_mlp", answer)
-    assert result.passed, result.message
-
-
-@pytest.mark.parametrize(
-    "answer, hint",
-    [
-        (MLPNoAllReduce, "their sum over the ranks is the answer"),
-        (MLPBiasEveryRank, "the bias was added on every rank"),
-        (MLPNoF, "copy_to_parallel"),
-        (MLPDataParallelGrads, "that is data parallelism"),
-        (MLPDataParallelGradsUneven, "all-reduce only tensors whose shape is the same"),
-        (MLPFullWeights, "keeps only its shard"),
-        (MLPFrozenShards, "though right before them"),
-        (MLPNotModule, "torch.nn.Module"),
-    ],
-    ids=lambda v: getattr(v, "__name__", "hint"),
-)
-def test_tensor_parallel_mlp_rejects_mistakes_with_their_hint(answer, hint):
-    result = run("tensor_parallel_mlp", answer)
-    assert not result.passed
-    assert hint in result.message, result.message
-
-
-# --- one_f_one_b ------------------------------------------------------------------------------
-
-
-def schedule_reference(p, m):
-    return pipeline.one_f_one_b(p, m)
-
-
-def schedule_by_merging(p, m):
-    """Correct differently: merge forwards and backwards by a key, B_j after F_(j + p - s - 1)."""
-    stages = []
-    for s in range(p):
-        ops = [(i, ("F", i)) for i in range(m)] + [(j + p - s - 0.5, ("B", j)) for j in range(m)]
-        stages.append([op for _, op in sorted(ops)])
-    return stages
-
-
-def schedule_gpipe(p, m):
-    return pipeline.gpipe(p, m)
-
-
-def schedule_backward_first(p, m):
-    return [[op for i in range(m) for op in (("B", i), ("F", i))] for _ in range(p)]
-
-
-def schedule_deadlocks(p, m):
-    stages = pipeline.one_f_one_b(p, m)
-    stages[0] = [op for i in range(m) for op in (("F", i), ("B", i))]
-    return stages
-
-
-def schedule_no_warmup(p, m):
-    """Valid but slow: stage s runs only one warm-up forward less than it needs... on the last
-    stage only the order differs, so use one warm-up forward everywhere."""
-    stages = []
-    for s in range(p):
-        warm = min(1 if s < p - 1 else 0, m)
-        ops = [("F", i) for i in range(warm)]
-        for i in range(m - warm):
-            ops += [("F", warm + i), ("B", i)]
-        ops += [("B", i) for i in range(m - warm, m)]
-        stages.append(ops)
-    return stages
-
-
-def schedule_missing_backward(p, m):
-    stages = pipeline.one_f_one_b(p, m)
-    stages[-1] = stages[-1][:-1]
-    return stages
-
-
-def schedule_strings(p, m):
-    return [[f"{kind}{i}" for kind, i in ops] for ops in pipeline.one_f_one_b(p, m)]
-
-
-def schedule_stub(p, m):
-    raise NotImplementedError()
-
-
-@pytest.mark.parametrize("answer", [schedule_reference, schedule_by_merging])
-def test_one_f_one_b_accepts_correct_answers(answer):
-    result = run("one_f_one_b", answer)
-    assert result.passed, result.message
-
-
-@pytest.mark.parametrize(
-    "answer, hint",
-    [
-        (schedule_gpipe, "that is GPipe's order"),
-        (schedule_backward_first, "before its forward"),
-        (schedule_deadlocks, "cannot run: device 0 waits to run B0 until B0 on device 1"),
-        (schedule_no_warmup, "devices wait longer than they need to"),
-        (schedule_missing_backward, "never runs the backward of micro-batch"),
-        (schedule_strings, "each operation is ('F', i) or ('B', i)"),
-        (lambda p, m: None, "returned None"),
-    ],
-    ids=lambda v: getattr(v, "__name__", "hint"),
-)
-def test_one_f_one_b_rejects_mistakes_with_their_hint(answer, hint):
-    result = run("one_f_one_b", answer)
-    assert not result.passed
-    assert hint in result.message, result.message
-
-
-def test_one_f_one_b_stub_is_not_attempted():
-    assert not run("one_f_one_b", schedule_stub).attempted
 
 
 # --- the pipeline module --------------------------------------------------------------------
@@ -553,10 +94,11 @@ def test_interleaving_divides_the_bubble_by_v(p, m, v):
         ("sequence_parallel_activations", 358.6, 578.8, "without sequence parallelism"),
         ("sequence_parallel_activations", 358.6, 2868.9, "without any parallelism"),
         ("sequence_parallel_activations", 358.6, 106.95, "selective recomputation"),
-        ("min_pipeline_stages", 10, 9.43, "round up"),
-        ("min_pipeline_stages", 10, 11, "80 GiB"),
-        ("min_pipeline_stages", 10, 76, "already divides the model by 8"),
-        ("min_pipeline_stages", 10, 2, "16 bytes per parameter"),
+        ("min_pipeline_stages", 11, 10.48, "round up"),
+        ("min_pipeline_stages", 11, 10, "over the 90% (72 GiB)"),
+        ("min_pipeline_stages", 11, 12, "80 GiB"),
+        ("min_pipeline_stages", 11, 84, "already divides the model by 8"),
+        ("min_pipeline_stages", 11, 2, "16 bytes per parameter"),
     ],
 )
 def test_questions(exercise_id, right, wrong, hint):
@@ -573,5 +115,5 @@ def test_activation_answer_agrees_with_gu_memory():
 def test_stage_answer_agrees_with_gu_memory():
     hbm = gu.specs.get("H100-SXM").hbm_bytes
     states = int(gu.memory.model_state_bytes(405e9))
-    stages = next(pp for pp in range(1, 100) if states / 8 / pp <= hbm)
-    assert run("min_pipeline_stages", lambda: stages).passed
+    stages = next(pp for pp in range(1, 100) if states / 8 / pp <= 0.9 * hbm)
+    assert stages == 11 and run("min_pipeline_stages", lambda: stages).passed

@@ -18,7 +18,7 @@ import inspect
 import numpy as np
 
 from ._numeric import NumericAnswer, numeric_exercise
-from ._ranks import run_ranks
+from ._ranks import run_ranks, timeout_result
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 
 CHAPTER = "09_data_parallel"
@@ -65,15 +65,27 @@ FROZEN_HINT = (
 # --- what runs in every rank ------------------------------------------------------------------
 
 
-def _watch(dist, calls: list):
-    """Replace dist's collectives by wrappers that record (name, bytes); return the originals."""
+def _watch(dist, calls: list, model=None):
+    """Replace dist's collectives by wrappers that record (name, bytes, what): what the first
+    tensor was ("grad": a gradient's storage, "param": a parameter's, "other": a new tensor such
+    as a flat copy); return the originals."""
     originals = {name: getattr(dist, name) for name in COLLECTIVES if hasattr(dist, name)}
+    grads, params = set(), set()
+    if model is not None:
+        for p in model.parameters():
+            params.add(p.untyped_storage().data_ptr())
+            if p.grad is not None:
+                grads.add(p.grad.untyped_storage().data_ptr())
 
     def watching(name):
         def call(*args, **kwargs):
             tensor = args[0] if args else next(iter(kwargs.values()), None)
             size = tensor.numel() * tensor.element_size() if hasattr(tensor, "numel") else 0
-            calls.append((name, int(size)))
+            what = "other"
+            if hasattr(tensor, "untyped_storage"):
+                pointer = tensor.untyped_storage().data_ptr()
+                what = "grad" if pointer in grads else "param" if pointer in params else "other"
+            calls.append((name, int(size), what))
             return originals[name](*args, **kwargs)
 
         return call
@@ -81,6 +93,27 @@ def _watch(dist, calls: list):
     for name in originals:
         setattr(dist, name, watching(name))
     return originals
+
+
+def _record_optimizer_grads(learner, out: dict) -> None:
+    """Wrap the step of every torch optimizer in the learner's object so that the gradients it
+    steps with (its parameters' .grad) are recorded, once, before it runs."""
+    from gpu_utils import data_parallel as dp
+
+    for optimizer in dp._optimizers(learner):
+        original = optimizer.step
+
+        def step(*args, _original=original, _optimizer=optimizer, **kwargs):
+            if "optimizer_grads" not in out:
+                out["optimizer_grads"] = [
+                    p.grad.detach().double().numpy().ravel().copy()
+                    for group in _optimizer.param_groups
+                    for p in group["params"]
+                    if p.grad is not None
+                ]
+            return _original(*args, **kwargs)
+
+        optimizer.step = step
 
 
 def _ready(rank, world_size):
@@ -143,8 +176,10 @@ def _train_rank(rank, world_size, exercise, answer, steps, seed, bucket_bytes):
         dp.loss_fn(model, tokens[mine], targets[mine]).backward()
         if step == 0:
             out["local_grads"] = _grads(model)
+            if zero:
+                _record_optimizer_grads(learner, out)
         calls = []
-        originals = _watch(dist, calls)
+        originals = _watch(dist, calls, model)
         try:
             if zero:
                 result = learner.step()
@@ -197,14 +232,7 @@ def _error_result(exercise_id: str, n: int, error, answer) -> CheckResult:
     from .. import dist
 
     if isinstance(error, dist.RankTimeout):
-        where = "; ".join(f"rank {r}: {w}" for r, w in error.where.items() if w)
-        return failed(
-            exercise_id,
-            f"With {n} ranks your code had not finished after {error.timeout:g} s, so the checker "
-            "stopped it: ranks were waiting for each other (a deadlock)."
-            + (f" Where: {where}." if where else ""),
-            DEADLOCK_HINT,
-        )
+        return timeout_result(exercise_id, n, error, answer, DEADLOCK_HINT)
     if error.exc_type == "NotImplementedError":
         return not_attempted(exercise_id)
     message = f"{error.exc_message} {error.last_output}"
@@ -250,8 +278,9 @@ def _error_result(exercise_id: str, n: int, error, answer) -> CheckResult:
     )
 
 
-def _run(exercise_id: str, answer, arity: int) -> tuple[int, list] | CheckResult:
-    """Run the training in 2, 3, 4 ranks; yield (n, outcome) per world size, or a CheckResult."""
+def _run(exercise_id: str, answer, arity: int, judge) -> CheckResult | None:
+    """Run the training in 2, 3, 4 ranks, judging each world size's outcome as soon as it is
+    in (``judge(n, outcome)``); the first problem as a CheckResult, or None."""
     from .. import dist
 
     if not callable(answer):
@@ -286,7 +315,6 @@ def _run(exercise_id: str, answer, arity: int) -> tuple[int, list] | CheckResult
             f"The checker could not start processes: {error}",
             "run the check again; if it fails the same way, restart the kernel.",
         )
-    results = []
     for n in WORLD_SIZES:
         try:
             outcome = run_ranks(
@@ -308,12 +336,39 @@ def _run(exercise_id: str, answer, arity: int) -> tuple[int, list] | CheckResult
                 f"The checker could not run your code in {n} processes: {error}",
                 "run the check again; if it fails the same way, restart the kernel.",
             )
-        results.append((n, outcome))
-    return results
+        problem = judge(n, outcome)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _state(got, want, local, n: int) -> str:
+    """What one rank's gradient of one parameter is after the learner's code: "mean" (right),
+    "local" (this rank's own, unchanged), "sum" (n x the mean), "twice" (the mean / n),
+    "tied2" (2 x the mean), "moved" (the mean's values, elsewhere), or "other"."""
+    if _close(got, want):
+        return "mean"
+    if _close(got, local):
+        return "local"
+    ratio = _ratio(got, want)
+    for label, target in (("sum", n), ("twice", 1 / n), ("tied2", 2.0)):
+        if _near(ratio, target) and _close(got, want * target):
+            return label
+    if got.size == want.size and np.allclose(np.sort(got.ravel()), np.sort(want.ravel())):
+        return "moved"
+    return "other"
+
+
+_SUMMED = (
+    "you summed: dist.all_reduce adds the ranks' gradients; divide by world_size to get the "
+    "mean, which is the gradient of the mean loss over the global batch."
+)
 
 
 def _gradient_problem(exercise_id: str, n: int, outcome: list[dict]) -> CheckResult | None:
-    """Compare the first step's gradients after the learner's code with the baseline's."""
+    """Classify the first step's gradients after the learner's code, on every rank and for
+    every parameter, against the whole batch's (the mean) and each rank's own; then explain
+    the pattern (which ranks, which parameters, by what factor)."""
     expected = outcome[0]["baseline_grads"]
     tied = "embed.weight"
     for rank, result in enumerate(outcome):
@@ -344,88 +399,120 @@ def _gradient_problem(exercise_id: str, n: int, outcome: list[dict]) -> CheckRes
                     "copy each bucket's values back with the shape of the gradient: "
                     "`p.grad.copy_(piece.view_as(p.grad))`.",
                 )
-    for name, want in expected.items():
-        if want is None:
-            continue
-        gots = [r["synced_grads"][name] for r in outcome]
-        locals_ = [r["local_grads"][name] for r in outcome]
-        differ = [r for r in range(n) if not _close(gots[r], gots[0])]
-        if differ:
-            if all(_close(g, lo) for g, lo in zip(gots, locals_, strict=True)):
-                return None  # judged by the caller, who knows the exercise
-            return failed(
-                exercise_id,
-                f"With {n} ranks, after your code rank {differ[0]}'s gradient of `{name}` differs "
-                "from rank 0's.",
-                "after the all-reduce every rank holds the same averaged gradient; make every "
-                "rank reduce every gradient.",
-            )
-        if _close(gots[0], want):
-            continue
-        ratio = _ratio(gots[0], want)
-        what = (
-            f"With {n} ranks, the gradient of `{name}` is {ratio:.3g} times the gradient of the "
-            "whole batch in one process."
-        )
-        ratios = {
-            k: _ratio(gots[0] if k == name else outcome[0]["synced_grads"][k], v)
-            for k, v in expected.items()
-            if v is not None
-        }
-        if _near(ratio, n) and all(_near(r, n) for r in ratios.values()):
-            return failed(
-                exercise_id,
-                what,
-                "you summed: dist.all_reduce adds the ranks' gradients; divide by world_size to "
-                "get the mean, which is the gradient of the mean loss over the global batch.",
-            )
-        if name == tied and _near(ratio, 1 / n):
-            return failed(
-                exercise_id,
-                what + " Only this parameter, the one shared by the embedding and the output "
-                "layer, is off.",
-                "the tied weight was divided twice: iterating over modules visits a shared "
-                "tensor once per module that uses it. `model.parameters()` yields each tensor "
-                "once.",
-            )
-        if name == tied and (_near(ratio, 2) or _near(ratio, n)):
-            return failed(
-                exercise_id,
-                what + " Only the tied weight (embedding = output layer) is off.",
-                "the tied weight was reduced twice: iterating over modules visits a shared "
-                "tensor once per module that uses it. `model.parameters()` yields each tensor "
-                "once.",
-            )
-        return failed(
-            exercise_id,
-            what,
-            "each gradient should be the mean over ranks: all-reduce (sum), then divide by "
-            "world_size.",
-        )
-    return None
-
-
-def _not_reduced(exercise_id: str, n: int, outcome: list[dict]) -> CheckResult | None:
+    names = [k for k, v in expected.items() if v is not None]
+    states = [
+        {k: _state(r["synced_grads"][k], expected[k], r["local_grads"][k], n) for k in names}
+        for r in outcome
+    ]
+    if all(v == "mean" for st in states for v in st.values()):
+        return None
+    every = [set(st.values()) for st in states]
     calls = outcome[0]["calls"][0]
-    for name in outcome[0]["baseline_grads"]:
-        got = [r["synced_grads"][name] for r in outcome]
-        if got[0] is None or all(_close(g, got[0]) for g in got):
-            continue
-        if calls:
+    if all(e == {"local"} for e in every):  # nothing changed on any rank
+        reduced = {c[2] for c in calls}
+        if not calls:
             return failed(
                 exercise_id,
-                f"With {n} ranks, your code called dist.{calls[0][0]} but the gradients did not "
-                f"change: `{name}` still holds each rank's own gradient.",
-                "`torch.cat` and `flatten` make a copy: all-reduce the flat bucket, then copy its "
-                "pieces back, `p.grad.copy_(piece.view_as(p.grad))`.",
+                f"With {n} ranks, the gradients after your code are each rank's own (rank 1's "
+                f"`{names[0]}` differs from rank 0's): nothing was all-reduced.",
+                "call `dist.all_reduce(p.grad)` for every gradient, then divide by world_size.",
+            )
+        if reduced == {"param"}:
+            return failed(
+                exercise_id,
+                f"With {n} ranks, your code called dist.{calls[0][0]} on the parameters "
+                "themselves (`p` or `p.data`), not on their gradients: the gradients are still "
+                "each rank's own.",
+                "average `p.grad`, the gradient: `dist.all_reduce(p.grad); p.grad /= "
+                "world_size`. The optimizer then updates every rank's parameters the same way.",
             )
         return failed(
             exercise_id,
-            f"With {n} ranks, the gradients after your code are each rank's own (rank 1's "
-            f"`{name}` differs from rank 0's): nothing was all-reduced.",
-            "call `dist.all_reduce(p.grad)` for every gradient, then divide by world_size.",
+            f"With {n} ranks, your code called dist.{calls[0][0]} but the gradients did not "
+            f"change: `{names[0]}` still holds each rank's own gradient.",
+            "`torch.cat` and `flatten` make a copy: all-reduce the flat bucket, then copy its "
+            "pieces back, `p.grad.copy_(piece.view_as(p.grad))`.",
         )
-    return None
+    if len({tuple(sorted(st.items())) for st in states}) > 1:  # ranks differ from each other
+
+        def describe(st):
+            kinds = set(st.values())
+            if kinds == {"mean"}:
+                return "the mean over ranks"
+            if kinds == {"sum"}:
+                return "the sum over ranks (not divided)"
+            if kinds == {"local"}:
+                return "its own (not reduced)"
+            if kinds == {"twice"}:
+                return "the mean divided by world_size once more"
+            return "neither the mean nor its own"
+
+        text = "; ".join(f"rank {r}: {describe(st)}" for r, st in enumerate(states))
+        return failed(
+            exercise_id,
+            f"With {n} ranks, the ranks' gradients differ after your code ({text}).",
+            "every rank runs the same code: all-reduce every gradient and divide it by "
+            "world_size on every rank, not only on rank 0 (`if rank == 0:` around the division "
+            "or the reduction leaves the ranks with different gradients).",
+        )
+    st = states[0]
+    kinds = set(st.values())
+    wrong = [k for k in names if st[k] != "mean"]
+    first = wrong[0]
+    ratio = _ratio(outcome[0]["synced_grads"][first], expected[first])
+    what = (
+        f"With {n} ranks, the gradient of `{first}` is {ratio:.3g} times the gradient of the "
+        "whole batch in one process"
+    )
+    if kinds == {"sum"}:
+        return failed(exercise_id, what + " (every parameter's is).", _SUMMED)
+    if kinds == {"twice"}:
+        return failed(
+            exercise_id,
+            what + f" (every parameter's is): 1/{n}, the mean divided by world_size again.",
+            "divide once: after `dist.all_reduce(p.grad)` (a sum), `p.grad /= world_size`; "
+            "dividing before the all-reduce and again after, or twice in a loop, makes 1/n of "
+            "the mean.",
+        )
+    if wrong == [tied] and st[tied] == "twice":
+        return failed(
+            exercise_id,
+            what + ". Only this parameter, the one shared by the embedding and the output "
+            "layer, is off.",
+            "the tied weight was divided twice: iterating over modules visits a shared tensor "
+            "once per module that uses it. `model.parameters()` yields each tensor once.",
+        )
+    if wrong == [tied] and st[tied] in ("tied2", "sum"):
+        return failed(
+            exercise_id,
+            what + ". Only the tied weight (embedding = output layer) is off.",
+            "the tied weight was reduced twice: iterating over modules visits a shared tensor "
+            "once per module that uses it. `model.parameters()` yields each tensor once.",
+        )
+    if kinds <= {"mean", "local"}:
+        missing = ", ".join(f"`{k}`" for k in wrong)
+        return failed(
+            exercise_id,
+            f"With {n} ranks, the gradients of {missing} were never averaged (they are still "
+            "each rank's own); the others are right.",
+            "average every parameter that has a gradient (`p.grad is not None`), whatever its "
+            "shape or name.",
+        )
+    flat_got = np.concatenate([outcome[0]["synced_grads"][k].ravel() for k in names])
+    flat_want = np.concatenate([expected[k].ravel() for k in names])
+    if np.allclose(np.sort(flat_got), np.sort(flat_want), rtol=RTOL, atol=ATOL):
+        return failed(
+            exercise_id,
+            f"With {n} ranks, the gradient of `{first}` holds the right averaged values in the "
+            "wrong places: they were copied back to other gradients or offsets.",
+            "copy each bucket's pieces back to the gradients they came from, in the same order "
+            "and at the same offsets as you flattened them.",
+        )
+    return failed(
+        exercise_id,
+        what + ".",
+        "each gradient should be the mean over ranks: all-reduce (sum), then divide by world_size.",
+    )
 
 
 def _params_problem(exercise_id: str, n: int, outcome: list[dict]) -> CheckResult | None:
@@ -447,15 +534,14 @@ def _params_problem(exercise_id: str, n: int, outcome: list[dict]) -> CheckResul
 
 
 def _check_gradients(exercise_id: str, answer, arity: int, extra) -> CheckResult:
-    results = _run(exercise_id, answer, arity)
-    if isinstance(results, CheckResult):
-        return results
-    for n, outcome in results:
-        for judge in (extra, _not_reduced, _gradient_problem, _params_problem):
+    def judge_all(n: int, outcome: list[dict]) -> CheckResult | None:
+        for judge in (extra, _gradient_problem, _params_problem):
             problem = judge(exercise_id, n, outcome)  # a CheckResult is falsy when it fails
             if problem is not None:
                 return problem
-    return None
+        return None
+
+    return _run(exercise_id, answer, arity, judge_all)
 
 
 # --- average_gradients ----------------------------------------------------------------------------
@@ -509,7 +595,7 @@ def _bucket_problem(exercise_id: str, n: int, outcome: list[dict]) -> CheckResul
             f"Your function calls dist.{others[0][0]}; this exercise all-reduces buckets.",
             "use dist.all_reduce on each flat bucket.",
         )
-    sent = sum(size for _, size in calls)
+    sent = sum(c[1] for c in calls)
     if sent < total:
         reduced = [
             name
@@ -540,12 +626,12 @@ def _bucket_problem(exercise_id: str, n: int, outcome: list[dict]) -> CheckResul
             f"With {n} ranks, your all-reduces carried {sent} bytes; the gradients hold {total}.",
             "put each gradient in exactly one bucket.",
         )
-    too_big = [size for _, size in calls if size > max(BUCKET_BYTES, largest)]
+    too_big = [c[1] for c in calls if c[1] > max(BUCKET_BYTES, largest)]
     if too_big or (len(calls) == 1 and total > BUCKET_BYTES):
         return failed(
             exercise_id,
             f"With bucket_bytes={BUCKET_BYTES}, your function all-reduced "
-            f"{len(calls)} bucket(s), one of {max(s for _, s in calls)} bytes.",
+            f"{len(calls)} bucket(s), one of {max(c[1] for c in calls)} bytes.",
             "a bucket holds at most bucket_bytes (unless one gradient alone is larger): start a "
             "new bucket when the next gradient would not fit.",
         )
@@ -559,7 +645,7 @@ def _bucket_problem(exercise_id: str, n: int, outcome: list[dict]) -> CheckResul
         return failed(
             exercise_id,
             f"With bucket_bytes={BUCKET_BYTES}, your function made {len(calls)} all-reduces of "
-            f"{[s for _, s in calls]} bytes: {kind}.",
+            f"{[c[1] for c in calls]} bytes: {kind}.",
             "fill each bucket up to bucket_bytes before all-reducing it: fewer, larger messages "
             "are the point of bucketing (each call pays the latency alpha).",
         )
@@ -599,6 +685,57 @@ register(
 # --- zero1_optimizer ------------------------------------------------------------------------------
 
 
+def _found_in(values, pool) -> float:
+    """The share of ``values`` (nonzero ones) that occur, within tolerance, in ``pool``."""
+    values = values[values != 0]
+    if not values.size:
+        return 0.0
+    pool = np.sort(pool)
+    index = np.clip(np.searchsorted(pool, values), 1, len(pool) - 1)
+    nearest = np.minimum(np.abs(pool[index] - values), np.abs(pool[index - 1] - values))
+    return float(np.mean(nearest <= ATOL + RTOL * np.abs(values)))
+
+
+def _stepped_with(n: int, outcome: list[dict], names: list[str]) -> CheckResult | None:
+    """Judge the gradients each rank's Adam stepped with (recorded before its first step):
+    the mean over ranks, not their sum, the mean / n, or the rank's own gradient. Adam's
+    m / (sqrt(v) + eps) nearly cancels a constant factor, so the parameters alone hide it."""
+    exercise_id = "zero1_optimizer"
+    mean = np.concatenate([outcome[0]["baseline_grads"][k].ravel() for k in names])
+    for rank, result in enumerate(outcome):
+        seen = result.get("optimizer_grads")
+        if not seen:
+            continue
+        values = np.concatenate(seen)
+        if _found_in(values, mean) >= 0.98:
+            continue
+        local = np.concatenate([result["local_grads"][k].ravel() for k in names])
+        what = f"With {n} ranks, the gradients rank {rank}'s Adam stepped with are"
+        if _found_in(values, n * mean) >= 0.98:
+            return failed(
+                exercise_id,
+                f"{what} {n} times the mean over ranks: the sum. (The parameters come out "
+                "nearly right, because Adam divides by the square root of its second moment, "
+                "but eps, weight decay and every other optimizer do not cancel the factor.)",
+                "after `dist.all_reduce` (or a reduce-scatter), which sums, divide by "
+                "world_size before the optimizer step: the mean gradient.",
+            )
+        if _found_in(values, mean / n) >= 0.98:
+            return failed(
+                exercise_id,
+                f"{what} the mean divided by world_size once more (1/{n} of it).",
+                "divide by world_size once, after the sum: the mean gradient.",
+            )
+        if _found_in(values, local) >= 0.98:
+            return failed(
+                exercise_id,
+                f"{what} its own, from its shard of the batch only, not the mean over ranks.",
+                "update your shard with the MEAN gradient over ranks: all-reduce the gradients "
+                "(or reduce-scatter them) and divide by world_size before the optimizer step.",
+            )
+    return None
+
+
 def _zero_problem(n: int, outcome: list[dict]) -> CheckResult | None:
     exercise_id = "zero1_optimizer"
     if "no_step" in outcome[0]:
@@ -612,6 +749,9 @@ def _zero_problem(n: int, outcome: list[dict]) -> CheckResult | None:
     initial = outcome[0]["initial"]
     names = [k for k, g in outcome[0]["baseline_grads"].items() if g is not None]
     trainable = sum(initial[k].size for k in names)
+    problem = _stepped_with(n, outcome, names)
+    if problem is not None:
+        return problem
     for step in range(STEPS):
         for name in initial:
             gots = [r["params"][step][name] for r in outcome]
@@ -645,7 +785,25 @@ def _zero_problem(n: int, outcome: list[dict]) -> CheckResult | None:
             if step == 0:
                 flat_initial = np.concatenate([initial[k].ravel() for k in names])
                 flat_got = np.concatenate([outcome[0]["params"][0][k].ravel() for k in names])
+                flat_want = np.concatenate([outcome[0]["baseline"][0][k].ravel() for k in names])
                 unchanged = np.flatnonzero(flat_got == flat_initial)
+                right = np.isclose(flat_got, flat_want, rtol=RTOL, atol=ATOL)
+                first_wrong = int(np.argmin(right)) if not right.all() else trainable
+                if (
+                    0 < first_wrong <= -(-trainable // n)
+                    and right[:first_wrong].all()
+                    and (flat_got[first_wrong:] == flat_initial[first_wrong:]).all()
+                ):
+                    return failed(
+                        exercise_id,
+                        f"{where} is the same on every rank, but only the first {first_wrong} "
+                        f"of the {trainable} trainable elements (rank 0's shard) were updated: "
+                        "every rank holds rank 0's copy, where the other shards still have "
+                        "their initial values.",
+                        "each rank updates only its own shard, so each shard must come from its "
+                        "owner: all-gather the shards (`dist.all_gather`), or broadcast shard r "
+                        "from rank r (`src=r`), not everything from rank 0.",
+                    )
                 if (
                     trainable % n
                     and unchanged.size
@@ -696,13 +854,9 @@ def _zero_problem(n: int, outcome: list[dict]) -> CheckResult | None:
 
 
 def _check_zero(answer) -> CheckResult:
-    results = _run("zero1_optimizer", answer, 4)
-    if isinstance(results, CheckResult):
-        return results
-    for n, outcome in results:
-        problem = _zero_problem(n, outcome)
-        if problem is not None:
-            return problem
+    problem = _run("zero1_optimizer", answer, 4, _zero_problem)
+    if problem is not None:
+        return problem
     return passed(
         "zero1_optimizer",
         f"With 2, 3 and 4 ranks, after {STEPS} Adam steps every rank's parameters equal "
@@ -733,24 +887,40 @@ register(
 PSI, N_D = 7.5e9, 64  # the ZeRO paper's Figure 1 example: 7.5B parameters on 64 GPUs
 
 
+#: The ZeRO-2 question: the paper's 7.5B model on GPUs of 24 GB (1e9 bytes), fewest GPUs.
+ZERO2_PSI, ZERO2_MEMORY = 7.5e9, 24e9
+
+
 def _zero2_answer() -> NumericAnswer:
     # ZeRO paper (Rajbhandari et al. 2020), section 5 and Figure 1: P_os+g = 2 Psi + (2 + K) Psi / N_d
-    k = 12
-    expected = (2 * PSI + (2 + k) * PSI / N_D) / 1e9
+    # per GPU; fits when 2 Psi + (2 + K) Psi / N_d <= memory, so N_d >= (2 + K) Psi / (memory - 2 Psi).
+    k, psi, memory = 12, ZERO2_PSI, ZERO2_MEMORY
+    exact = (2 + k) * psi / (memory - 2 * psi)
+    fewest = float(np.ceil(exact))
+    below = fewest - 1
     return NumericAnswer(
-        expected=expected,
-        unit="GB",
+        expected=fewest,
+        unit="GPUs",
+        rel_tol=0.001,
         mistakes={
-            (2 + 2 + k) * PSI / 1e9: "that is plain data parallelism, 16 bytes per parameter "
-            "on every GPU: ZeRO-2 shards the optimizer states and the gradients.",
-            (2 * PSI + 2 * PSI + k * PSI / N_D) / 1e9: "that is ZeRO-1 (optimizer states "
-            "sharded); ZeRO-2 shards the fp16 gradients too.",
-            (2 + 2 + k) * PSI / N_D / 1e9: "that is ZeRO-3, where the parameters are sharded "
-            "too; in ZeRO-2 every GPU keeps all fp16 parameters.",
-            expected * 1e9 / 2**30: "close: that is in GiB (2**30 bytes); the question counts "
-            "GB, 1e9 bytes, as the paper does.",
+            exact: "round up: a number of GPUs is a whole number, and fewer would not fit.",
+            below: (
+                f"with {below:g} GPUs each holds 2 Psi + 14 Psi / {below:g} = "
+                f"{(2 * psi + (2 + k) * psi / below) / 1e9:.2f} GB, over 24: round up."
+            ),
+            float(np.ceil((2 + k) * psi / (memory / 1e9 * 2**30 - 2 * psi))): (
+                "the question counts GB, 1e9 bytes, as the paper does; you used GiB (2**30)."
+            ),
+            float(np.ceil((2 + 2 + k) * psi / memory)): (
+                "that is ZeRO-3, where the parameters are sharded too; in ZeRO-2 every GPU keeps "
+                "all fp16 parameters (2 Psi), which no number of GPUs shrinks."
+            ),
         },
-        hint="bytes per GPU = 2 Psi (fp16 parameters) + (2 + K) Psi / N_d, with K = 12.",
+        hint=(
+            "per GPU, ZeRO-2 keeps 2 Psi bytes of fp16 parameters whole and (2 + K) Psi / N_d of "
+            "gradients and optimizer states (K = 12): find the smallest N_d for which that is "
+            "at most 24e9 bytes."
+        ),
     )
 
 
@@ -758,11 +928,12 @@ register(
     numeric_exercise(
         id="zero2_memory_gb",
         chapter=CHAPTER,
-        title="Model states per GPU under ZeRO-2",
+        title="The fewest GPUs for ZeRO-2",
         question=(
-            "Mixed-precision Adam on a 7.5-billion-parameter model, data parallel over 64 GPUs "
-            "with ZeRO stage 2 (optimizer states and gradients sharded): how many GB (1e9 bytes) "
-            "of parameters, gradients and optimizer states does each GPU hold?"
+            "Mixed-precision Adam (K = 12 bytes of optimizer state per parameter) on the ZeRO "
+            "paper's 7.5-billion-parameter model, with ZeRO stage 2 (optimizer states and "
+            "gradients sharded), on GPUs of 24 GB (24e9 bytes) each. Counting model states "
+            "only, what is the smallest number of data-parallel GPUs N_d with which they fit?"
         ),
         answer=_zero2_answer,
     )
@@ -783,8 +954,10 @@ def _zero3_traffic_answer() -> NumericAnswer:
             "also gathers the parameters a second time, in the backward pass.",
             3 * nbytes / 1e9: "close: each GPU already holds its own 1/64 of every all-gather "
             "and reduce-scatter, so it sends (n - 1)/n of the data, not all of it.",
-            3 * 2 * nbytes * fraction / 1e9: "the parameters and gradients are bf16, 2 bytes, "
-            "not 4.",
+            3 * 2 * nbytes * fraction / 1e9: "that is twice the answer: either bytes sent and "
+            "received counted together (each GPU receives as much as it sends; the question asks "
+            "what it sends), or 4-byte values where the parameters and gradients are bf16, "
+            "2 bytes.",
             nbytes * fraction / 1e9: "that is one all-gather; ZeRO-3 does two (forward and "
             "backward) plus a reduce-scatter of the gradients.",
         },

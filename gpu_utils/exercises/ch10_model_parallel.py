@@ -17,12 +17,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import inspect
+import re
 
 import numpy as np
 
 from .. import pipeline, specs
 from ._numeric import NumericAnswer, numeric_exercise
-from ._ranks import run_ranks
+from ._ranks import run_ranks, source_line, timeout_result
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 
 CHAPTER = "10_model_parallel"
@@ -56,7 +57,8 @@ def _learner_line(error, answer_names: tuple[str, ...]) -> str:
     if not frames:
         return ""
     last = frames[-1]
-    return f" (line {last.lineno} of {last.name}: `{(last.line or '').strip()}`)"
+    source = (last.line or "").strip()
+    return f" (line {last.lineno} of {last.name}" + (f": `{source}`)" if source else ")")
 
 
 def _reraise(error, case: int, names: tuple[str, ...]):
@@ -128,6 +130,8 @@ def _layer_rank(rank, world_size, exercise, answer, shapes, seed):
             "rows": (rows.start, rows.stop),
             "cols": (cols.start, cols.stop),
         }
+        if exercise == "column_parallel_linear" and d_in == d_out:
+            result["untransposed"] = (x @ w[:, rows] + b[rows]).double().numpy()
         usable = isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(expected_y.shape)
         if _all_agree(usable and got.requires_grad):
             try:
@@ -237,8 +241,9 @@ def _nothing(rank, world_size):
 
 def _run(exercise_id, rank_fn, judge, *args) -> CheckResult | None:
     """Run ``rank_fn`` on each world size and judge its outcome at once; the first problem."""
-    from .. import dist
+    from .. import data_parallel, dist
 
+    data_parallel.preload_optimizers()  # the MLP's SGD: torch._dynamo once, not in every rank
     # Start gu.dist's launcher (it imports PyTorch) with time to spare on a busy machine; if it
     # cannot start, the runs below say so.
     with contextlib.suppress(dist.DistError):
@@ -247,7 +252,8 @@ def _run(exercise_id, rank_fn, judge, *args) -> CheckResult | None:
         try:
             outcome = run_ranks(rank_fn, n, *args, timeout=RUN_TIMEOUT, slow_timeout=SLOW_TIMEOUT)
         except (dist.RankError, dist.RankTimeout) as error:
-            return _error_result(exercise_id, n, error)
+            answer = args[1] if isinstance(args[0], str) else args[0]
+            return _error_result(exercise_id, n, error, answer)
         except dist.DistError as error:
             return failed(
                 exercise_id,
@@ -260,34 +266,31 @@ def _run(exercise_id, rank_fn, judge, *args) -> CheckResult | None:
     return None
 
 
-def _error_result(exercise_id: str, n: int, error) -> CheckResult:
+DEADLOCK_HINT = (
+    "every rank must call the same collectives in the same order: an all-reduce inside "
+    "`if rank == 0:` leaves the other ranks waiting, and so does one rank's shape error."
+)
+TRANSPOSE = (
+    " weight is stored (out_features, in_features), as nn.Linear keeps it, so the product is "
+    "`x @ w.T` (or `F.linear(x, w, b)`, which transposes for you)."
+)
+
+
+def _error_result(exercise_id: str, n: int, error, answer=None) -> CheckResult:
     from .. import dist
 
     if isinstance(error, dist.RankTimeout):
-        where = "; ".join(f"rank {r}: {w}" for r, w in error.where.items() if w)
-        if not any(w.startswith("waiting in dist.") for w in error.where.values()):
-            return failed(
-                exercise_id,
-                f"With {n} ranks your code was still running after {error.timeout:g} s, though "
-                "no rank was waiting for another, so the checker stopped it."
-                + (f" Where: {where}." if where else ""),
-                "look for a loop that never ends at that line; a correct answer takes well "
-                "under a second (on a very busy machine, run the check again).",
-            )
-        return failed(
-            exercise_id,
-            f"With {n} ranks your code had not finished after {error.timeout:g} s, so the "
-            "checker stopped it: some ranks waited in a collective that others never called."
-            + (f" Where: {where}." if where else ""),
-            "every rank must call the same collectives in the same order: an all-reduce inside "
-            "`if rank == 0:` leaves the other ranks waiting, and so does one rank's shape error.",
-        )
+        return timeout_result(exercise_id, n, error, answer, DEADLOCK_HINT)
     message = error.exc_message
     case, kind, line = None, error.exc_type, ""
     if message.startswith(f"{_TAG}|"):
         _, case, kind, line, message = message.split("|", 4)
     if kind == "NotImplementedError":
         return not_attempted(exercise_id)
+    if line and "`" not in line and answer is not None:  # the rank had no copy of the cell
+        found = re.search(r"line (\d+)", line)
+        source = source_line(answer, int(found.group(1))) if found else ""
+        line = line[:-1] + f": `{source}`)" if source else line
     if kind == "exited":
         return failed(
             exercise_id,
@@ -305,7 +308,8 @@ def _error_result(exercise_id: str, n: int, error) -> CheckResult:
             exercise_id,
             where,
             "column-parallel cuts weight by rows (dim 0, the output features) and bias the same "
-            "way; x stays whole: `weight[rows]`, `bias[rows]` with rows from tensor_split.",
+            "way; x stays whole: `weight[rows]`, `bias[rows]` with rows from tensor_split."
+            + TRANSPOSE,
         )
     if shapes and exercise_id == "row_parallel_linear":
         uneven = case == "1" or case == "2"
@@ -320,7 +324,7 @@ def _error_result(exercise_id: str, n: int, error) -> CheckResult:
             if uneven
             else (
                 "row-parallel cuts weight by columns (dim 1, the input features, matching "
-                "x_part): `weight[:, cols]`; the bias is not cut."
+                "x_part): `weight[:, cols]`; the bias is not cut." + TRANSPOSE
             ),
         )
     if shapes:
@@ -328,7 +332,7 @@ def _error_result(exercise_id: str, n: int, error) -> CheckResult:
             exercise_id,
             where,
             "fc1 is column-parallel (its weight's rows and its bias cut), fc2 row-parallel "
-            "(its weight's columns cut, its bias whole); use tensor_split's bounds.",
+            "(its weight's columns cut, its bias whole); use tensor_split's bounds." + TRANSPOSE,
         )
     if "Tensors must have same number" in message or "invalid tensor size" in message:
         return failed(
@@ -434,6 +438,14 @@ def _column_judge(outcomes: dict) -> CheckResult | None:
                         return failed(
                             eid, what, "the bias is missing: add this rank's slice of it."
                         )
+                    if "untransposed" in c and _close(got, c["untransposed"]):
+                        return failed(
+                            eid,
+                            what,
+                            "you multiplied by this rank's columns of weight, untransposed:"
+                            + TRANSPOSE
+                            + " Cut the rows (output features), `weight[rows]`, then transpose.",
+                        )
                     return failed(
                         eid,
                         what,
@@ -515,11 +527,31 @@ def _grad_judge(eid: str, n: int, cases: list[dict]) -> CheckResult | None:
                 mask[clo:chi] = True
                 want = np.where(mask, want, 0.0)
             if not _close(got, want):
+                what = (
+                    f"With {n} ranks, rank {rank}'s gradient of {label} is wrong at "
+                    f"{_first_wrong(got, want)}."
+                )
+                if name == "b" and eid == "row_parallel_linear" and _close(got, want / n):
+                    return failed(
+                        eid,
+                        what + f" It is 1/{n} of the bias's gradient.",
+                        "the forward pass is right, but a bias divided by world_size on every "
+                        "rank and summed by the all-reduce trains each rank's copy with 1/n of "
+                        "its gradient: add the whole bias once, after the all-reduce.",
+                    )
+                if _close(got, n * want):
+                    return failed(
+                        eid,
+                        what + f" It is {n} times the single process's.",
+                        f"the {label} gradient was summed over the ranks: each rank's gradient "
+                        "is already its own part of the whole, so no collective is needed for it.",
+                    )
                 return failed(
                     eid,
-                    f"With {n} ranks, rank {rank}'s gradient of {label} is wrong at "
-                    f"{_first_wrong(got, want)}.",
-                    f"each rank's {label} gradient should be nonzero only in the part it uses.",
+                    what,
+                    f"each rank's {label} gradient should equal the single process's in the "
+                    "part this rank uses (and be zero elsewhere): use the slice of the "
+                    f"{label} that belongs to this rank, once, without scaling it.",
                 )
     return None
 
@@ -957,7 +989,7 @@ def _schedule_problem(stages, p: int, m: int) -> tuple[str, str] | None:
     peaks = pipeline.in_flight(stages)
     worst = int(np.argmax(peaks))
     if peaks[worst] > p:
-        gpipe_like = stages == pipeline.gpipe(p, m)
+        gpipe_like = all([kind for kind, _ in ops] == ["F"] * m + ["B"] * m for ops in stages)
         return (
             f"{case}, stage {worst} holds the activations of {peaks[worst]} micro-batches at "
             f"once (forward done, backward not yet); 1F1B holds at most p = {p}.",
@@ -968,12 +1000,13 @@ def _schedule_problem(stages, p: int, m: int) -> tuple[str, str] | None:
         )
     reference = pipeline.simulate(pipeline.one_f_one_b(p, m)).makespan
     if timeline.makespan > reference + 1e-9:
-        warmups = [next(k for k, op in enumerate(ops) if op[0] == "B") for ops in stages]
-        short = [s for s, w in enumerate(warmups) if w < min(p - s - 1, m)]
+        before = [next(k for k, op in enumerate(ops) if op[0] == "B") for ops in stages]
+        off = [s for s, w in enumerate(before) if w != min(p - s, m)]
         detail = (
-            f" Stage {short[0]} runs {warmups[short[0]]} forward(s) before its first backward "
-            f"where {min(p - short[0] - 1, m)} keep the pipeline busy."
-            if short
+            f" Stage {off[0]} runs {before[off[0]]} forward(s) before its first backward, where "
+            f"1F1B runs {min(p - off[0], m)}: its {min(p - off[0] - 1, m)} warm-up forward(s), "
+            "then the forward of its first one-forward-one-backward pair."
+            if off
             else ""
         )
         return (
@@ -1074,9 +1107,9 @@ register(
         chapter=CHAPTER,
         title="Micro-batches for a small bubble",
         question=(
-            "With p = 16 pipeline stages (Llama 3 405B's pipeline depth), what is the smallest "
-            "number of micro-batches m that keeps the idle fraction (p - 1)/(m + p - 1) at or "
-            "below 5%?"
+            "With p = 16 pipeline stages (Llama 3 405B's pipeline depth) and a 1F1B schedule, "
+            "what is the smallest number of micro-batches m per batch that keeps each GPU idle "
+            "for at most 5% of the step?"
         ),
         answer=NumericAnswer(
             expected=285,
@@ -1169,33 +1202,43 @@ register(
 )
 
 
+#: The planner's share of HBM left for model states and activations (gu.parallelism's
+#: ``usable_memory`` default): the CUDA context, NCCL's buffers and fragmentation take the rest.
+USABLE = 0.9
+
+
 def _stages_answer() -> NumericAnswer:
     hbm = specs.get("H100-SXM").hbm_bytes
     per_param, params, tp = 16, 405e9, 8
-    exact = params * per_param / tp / hbm
+    usable = USABLE * hbm
+    exact = params * per_param / tp / usable
     return NumericAnswer(
         expected=float(np.ceil(exact)),
         unit="stages",
         mistakes={
-            exact: "round up: a number of stages is a whole number, and 9 would not fit.",
-            float(np.ceil(params * per_param / tp / 80e9)): (
+            exact: "round up: a number of stages is a whole number, and fewer would not fit.",
+            float(np.ceil(params * per_param / tp / hbm)): (
+                "that fills the whole HBM: with 10 stages each GPU holds 75.4 GiB of model "
+                "states, over the 90% (72 GiB) the question leaves usable."
+            ),
+            float(np.ceil(params * per_param / tp / (USABLE * 80e9))): (
                 "an H100's '80 GB' is 80 GiB, 80 x 2**30 bytes (gu.specs hbm_bytes): you used 80e9."
             ),
-            float(np.ceil(params * per_param / hbm)): (
+            float(np.ceil(params * per_param / usable)): (
                 "tensor parallelism over the 8 GPUs of a node already divides the model by 8."
             ),
-            float(np.ceil(params * 2 / tp / hbm)): (
+            float(np.ceil(params * 2 / tp / usable)): (
                 "mixed-precision Adam keeps 16 bytes per parameter (ZeRO paper, sec. 3.1): "
                 "2 (bf16 weights) + 2 (bf16 gradients) + 12 (fp32 master weights, momentum, "
                 "variance)."
             ),
-            float(np.ceil(params * 4 / tp / hbm)): (
+            float(np.ceil(params * 4 / tp / usable)): (
                 "you left out the optimizer: mixed-precision Adam adds 12 bytes per parameter."
             ),
         },
         hint=(
-            "model states are 16 bytes per parameter (gu.memory.model_state_bytes); divide by "
-            "t = 8 and by the number of stages, and find the smallest that fits in hbm_bytes."
+            "model states are 16 bytes per parameter (gu.memory.model_state_bytes), divided by "
+            "t = 8 and by the number of stages; they must fit in 90% of hbm_bytes."
         ),
     )
 
@@ -1208,8 +1251,10 @@ register(
         question=(
             "A 405e9-parameter model is trained with mixed-precision Adam (16 bytes per "
             "parameter of model states, no ZeRO) on H100s (gu.specs hbm_bytes), tensor "
-            "parallelism t = 8 inside each node. Counting model states only, what is the "
-            "smallest number of pipeline stages with which they fit?"
+            "parallelism t = 8 inside each node. As the course's planner does "
+            "(gu.parallelism, usable_memory=0.9), count 90% of each GPU's memory as usable (the "
+            "CUDA context, NCCL's buffers and fragmentation take the rest). Counting model "
+            "states only, what is the smallest number of pipeline stages with which they fit?"
         ),
         answer=_stages_answer,
     )

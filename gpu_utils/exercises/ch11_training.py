@@ -43,6 +43,10 @@ from ._registry import CheckResult, Exercise, failed, not_attempted, passed, reg
 CHAPTER = "11_training_in_practice"
 #: A speed-up below this is "no measurable speed-up" on a shared machine.
 NOISE = 1.1
+#: Seconds of processor time a check may use: a correct answer's whole check (its timing
+#: included) takes 0.1-2 s of it on a 2-core laptop, so an endless loop is stopped, and its
+#: line reported, within about 8 s on an idle machine rather than after a minute.
+TIME_LIMIT = 8.0
 
 
 # --- shared helpers ---------------------------------------------------------------------------
@@ -67,6 +71,52 @@ def _batches(n: int, batch_size: int, seed: int = 1) -> list[tuple[torch.Tensor,
     return [training.get_batch(_data(), batch_size, SEQ_LEN, generator) for _ in range(n)]
 
 
+#: (words of an exception's message, hint): causes that are easy to tell from the message.
+_RAISED_HINTS = (
+    (
+        "empty parameter list",
+        "the optimizer was given no parameters: `params` may be a generator "
+        "(`model.parameters()`), which `list(params)` or a loop uses up. Take `params = "
+        "list(params)` once, first, and give that list to the optimizer.",
+    ),
+    (
+        "is invalid for input of size",
+        "a `view` or `reshape` asked for a count that does not divide the batch (10 rows do not "
+        "make 4 equal micro-batches): `x.tensor_split(k)` cuts k pieces of any sizes.",
+    ),
+    (
+        "Expected tensor for argument #1 'indices'",
+        "token ids are integers and must stay int64: do not cast x or y; autocast casts the "
+        "floating-point computations inside the model by itself.",
+    ),
+    (
+        "scalar type Long; but got",
+        "token ids are integers and must stay int64: do not cast x or y.",
+    ),
+    (
+        "does not require grad and does not have a grad_fn",
+        "backward needs a tensor that is still part of the graph: no `.item()`, `.detach()` or "
+        "`torch.no_grad()` before `loss.backward()`.",
+    ),
+)
+
+
+def _line_of(error: BaseException) -> str:
+    """' (line N: `source`)' of the learner's innermost frame, when the traceback has one."""
+    import traceback
+
+    torch_dir, course = os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(__file__))
+    frames = [
+        f
+        for f in traceback.extract_tb(error.__traceback__)
+        if not f.filename.startswith((torch_dir, course)) and "/lib/python3" not in f.filename
+    ]
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" (line {last.lineno}" + (f": `{last.line.strip()}`)" if last.line else ")")
+
+
 def _call(exercise_id: str, function, *args):
     """(value, None), or (None, CheckResult) when the learner's function raised."""
     try:
@@ -74,10 +124,12 @@ def _call(exercise_id: str, function, *args):
     except NotImplementedError:
         return None, not_attempted(exercise_id)
     except Exception as error:
+        text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        hint = next((h for words, h in _RAISED_HINTS if words in str(error)), None)
         return None, failed(
             exercise_id,
-            f"Your function raised {type(error).__name__}: {error}",
-            "run it yourself in a new cell to see the full traceback.",
+            f"Your function raised {type(error).__name__}: {text}{_line_of(error)}.",
+            hint or "run it yourself in a new cell to see the full traceback.",
         )
 
 
@@ -216,6 +268,17 @@ def _run_loader(exercise_id: str, answer) -> CheckResult:
                 rows_fit = [
                     j for j in range(batch_size) if torch.equal(x[i, 1:], y[j, :-1]) and j != i
                 ]
+                shift = next(
+                    (d for d in (2, 3) if torch.equal(x[i, d:], y[i, : SEQ_LEN - d])), None
+                )
+                if shift:
+                    return failed(
+                        exercise_id,
+                        f"Row {i} of a batch: its targets are its inputs shifted by {shift} "
+                        "tokens, not 1: the model would learn to predict the token after next.",
+                        "cut one window of seq_len + 1 tokens: x = window[:-1], y = window[1:] "
+                        "(y[t] is the token right after x[t]).",
+                    )
                 if rows_fit or not torch.equal(x[i, 1:], y[i, :-1]):
                     return failed(
                         exercise_id,
@@ -240,6 +303,17 @@ def _run_loader(exercise_id: str, answer) -> CheckResult:
     again, problem = _call(exercise_id, draw, answer, 0)
     if problem is not None:
         return problem
+    other, problem = _call(exercise_id, draw, answer, 1)
+    if problem is not None:
+        return problem
+    if all(torch.equal(a[0], b[0]) for a, b in zip(batches, other, strict=False)):
+        return failed(
+            exercise_id,
+            "Loaders made with seeds 0 and 1 gave the same batches: your loader ignores `seed`, "
+            "so every run (and every rank, or every epoch seeded apart) sees the same order.",
+            "seed the generator from the argument: `torch.Generator().manual_seed(seed)`, not a "
+            "fixed number.",
+        )
     if not all(torch.equal(a[0], b[0]) for a, b in zip(batches, again, strict=True)):
         return failed(
             exercise_id,
@@ -282,6 +356,7 @@ register(
         launch="12 batches of 8 drawn twice with seed 0; then timed against the baseline loader",
         run=functools.partial(_run_loader, "ch11_fast_loader"),
         kind="function",
+        time_limit=TIME_LIMIT,
     )
 )
 
@@ -309,6 +384,14 @@ def _run_loss(exercise_id: str, answer) -> CheckResult:
                     "the batch and sequence dimensions, `logits.flatten(0, 1)`, `targets.flatten()`.",
                 )
             return problem
+        if isinstance(loss, (float, int)) and not isinstance(loss, bool):
+            return failed(
+                exercise_id,
+                f"Your loss is a Python {type(loss).__name__}, not a tensor: it has left the "
+                "autograd graph, so `loss.backward()` cannot run.",
+                "return the tensor itself: no `.item()` or `float(...)` on the loss (each also "
+                "makes the host wait for the device).",
+            )
         if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
             shape = tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__
             return failed(
@@ -385,6 +468,7 @@ register(
         launch="random logits of scale 3 and 300; compared with F.cross_entropy; then timed",
         run=functools.partial(_run_loss, "ch11_fused_loss"),
         kind="function",
+        time_limit=TIME_LIMIT,
     )
 )
 
@@ -420,6 +504,23 @@ def _run_optimizer(exercise_id: str, answer) -> CheckResult:
             exercise_id,
             f"Your function returned a {type(probe).__name__}, not a torch.optim optimizer.",
             "return `torch.optim.AdamW(params, lr=lr, ...)`.",
+        )
+    other_lr = LR * 3
+    second, problem = _call(
+        exercise_id, answer, iter([torch.nn.Parameter(torch.zeros(2))]), other_lr
+    )
+    if problem is not None:
+        return problem
+    lrs = {g.get("lr") for g in getattr(second, "param_groups", [])}
+    fixed = {g.get("lr") for g in probe.param_groups}
+    if isinstance(second, torch.optim.Optimizer) and lrs == fixed and lrs != {other_lr}:
+        return failed(
+            exercise_id,
+            f"make_optimizer(params, lr={other_lr:g}) gave an optimizer with lr "
+            f"{', '.join(f'{v:g}' for v in sorted(lrs, key=float))}: the learning rate is fixed "
+            "in your code, not taken from the argument.",
+            "pass the argument on: `torch.optim.AdamW(params, lr=lr, ...)`, so a schedule or a "
+            "sweep can change it.",
         )
     batches = _batches(OPT_STEPS, 4)
     expected = _trajectory(baseline_optimizer, batches)
@@ -482,6 +583,7 @@ register(
         launch=f"{OPT_STEPS} steps from the same model and batches as the baseline; then timed",
         run=functools.partial(_run_optimizer, "ch11_fused_optimizer"),
         kind="function",
+        time_limit=TIME_LIMIT,
     )
 )
 
@@ -599,6 +701,7 @@ register(
         launch=f"{SYNC_STEPS} steps, compared with the baseline's losses; syncs counted",
         run=functools.partial(_run_no_sync, "ch11_no_host_sync"),
         kind="function",
+        time_limit=TIME_LIMIT,
     )
 )
 
@@ -702,6 +805,7 @@ register(
         launch=f"{AMP_STEPS} steps of batch 8 beside an fp32 baseline on the same batches, timed",
         run=functools.partial(_run_bf16, "ch11_bf16_autocast"),
         kind="function",
+        time_limit=TIME_LIMIT,
     )
 )
 
@@ -737,10 +841,16 @@ def _close(a, b, tol=1e-5) -> bool:
 def _run_accumulate(exercise_id: str, answer) -> CheckResult:
     if (problem := _not_callable(exercise_id, answer)) is not None:
         return problem
-    for batch, k in ((8, 2), (8, 4), (10, 4)):
+    for batch, k, prefilled in ((8, 2, False), (8, 4, False), (10, 4, False), (8, 2, True)):
         ((x, y),) = _batches(1, batch, seed=batch * 10 + k)
         expected = _full_grads(x, y)
         model = _model()
+        old = []
+        if prefilled:  # the last step's gradients, still in .grad
+            generator = torch.Generator().manual_seed(7)
+            for p in model.parameters():
+                p.grad = torch.randn(p.shape, generator=generator) * 0.01
+                old.append(p.grad.clone())
         _, problem = _call(exercise_id, answer, model, x, y, k)
         if problem is not None:
             return problem
@@ -748,6 +858,17 @@ def _run_accumulate(exercise_id: str, answer) -> CheckResult:
         if _close(mine, expected):
             continue
         where = f"With a batch of {batch} in {k} micro-batches"
+        if prefilled:
+            if _close(mine, [g + o for g, o in zip(expected, old, strict=True)], 1e-4):
+                return failed(
+                    exercise_id,
+                    f"{where}, starting with the previous step's gradients still in .grad, "
+                    "your gradients are the whole batch's plus those old ones: backward() adds "
+                    "to .grad, and your function never cleared it.",
+                    "start from zero: `model.zero_grad()` (or `optimizer.zero_grad()`) once, "
+                    "before the first micro-batch.",
+                )
+            where += " (with old gradients in .grad beforehand)"
         if all(float(g.abs().max()) == 0 for g in mine):
             return failed(
                 exercise_id,
@@ -840,5 +961,6 @@ register(
         launch="batches of 8 (k = 2, 4) and 10 (k = 4) compared with the whole batch; then timed",
         run=functools.partial(_run_accumulate, "ch11_grad_accumulation"),
         kind="function",
+        time_limit=TIME_LIMIT,
     )
 )
