@@ -4,6 +4,7 @@ answers written differently pass; known-wrong answers of many kinds fail, each w
 hint and no other mistake's."""
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -534,3 +535,20 @@ def test_defend_with_the_planners_own_numbers_is_told_to_predict():
 def test_defend_with_missing_keys():
     result = run("planner_defend", lambda: {"layout": layout(8, 4, 8, 1)()})
     assert not result.passed and "memory_gib" in result.message
+
+
+# --- the lab's own solutions -----------------------------------------------------------------
+
+IDS = ["planner_layout_fits", "planner_memory_prediction", "planner_step_time", "planner_defend"]
+LAB = Path(__file__).resolve().parent.parent / "solutions" / "10_model_parallel_lab.ipynb"
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_the_labs_solution_passes(exercise_id, notebook=LAB):
+    from answer_tables import _cached_solution_cells
+
+    if "planner_layout_fits" not in Path(notebook).read_text():
+        pytest.skip("the planner section is not in lab 10's solution notebook yet")
+    checked, namespace = _cached_solution_cells(Path(notebook))
+    result = run(exercise_id, namespace[checked[exercise_id]])
+    assert result.passed, result.message
