@@ -8,7 +8,7 @@ GPU).
 - ``triton_softmax``: one program per row, the row in blocks of ``BLOCK_SIZE`` columns, a running
   maximum from -inf and a rescaled running sum (Milakov and Gimelshein 2018, arXiv 1805.02867,
   Algorithm 3; chapter 05's online softmax), then a second pass that writes.
-- ``triton_layernorm``: layer norm forward (Ba et al. 2016, arXiv 1607.06450, eq. 4, with the
+- ``triton_layernorm``: layer norm forward (Ba et al. 2016, arXiv 1607.06450, section 3, with the
   biased variance as ``torch.nn.functional.layer_norm`` uses), one program per row.
 - ``triton_matmul``: C = act(A @ B) in tiles with ``tl.dot``, float32 accumulation and the
   activation fused into the epilogue.
