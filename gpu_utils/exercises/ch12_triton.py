@@ -584,6 +584,26 @@ def _attention_np(q, k, v, causal, scale, diagonal=True):
     return out.astype(np.float32)
 
 
+def _attention_unrescaled(q, k, v, causal, scale, block):
+    """FlashAttention's loop with the accumulator never multiplied by exp(m_old - m_new)."""
+    scores = (q.astype(np.float64) @ k.astype(np.float64).T) * scale
+    if causal:
+        rows, cols = np.indices(scores.shape)
+        scores = np.where(cols <= rows, scores, -np.inf)
+    seq = scores.shape[0]
+    m, total = np.full((seq, 1), -np.inf), np.zeros((seq, 1))
+    acc = np.zeros((seq, v.shape[1]))
+    with np.errstate(invalid="ignore"):
+        for start in range(0, seq, block):
+            s = scores[:, start : start + block]
+            m_new = np.maximum(m, s.max(axis=1, keepdims=True))
+            p = np.exp(s - m_new)
+            total = total * np.exp(m - m_new) + p.sum(axis=1, keepdims=True)
+            acc = acc + p @ v[start : start + block].astype(np.float64)
+            m = m_new
+    return (acc / total).astype(np.float32)
+
+
 def _attention_case(rng, seq, dim, bm, bn, causal, negative=False):
     q, k, v = (rng.standard_normal((seq, dim)).astype(np.float16) for _ in range(3))
     label = f"seq_len={seq}, HEAD_DIM={dim}, blocks {bm}x{bn}, CAUSAL={causal}"
@@ -658,6 +678,12 @@ def _attention_hint(case: TritonCase, mismatch: Mismatch) -> str:
         )
     if not causal and _close(got, _attention_np(q, k, v, True, dim**-0.5), **near):
         return "CAUSAL is False here: apply the causal mask only `if CAUSAL:`."
+    if _close(got, _attention_unrescaled(q, k, v, causal, dim**-0.5, case.extra["block"]), **near):
+        return (
+            "your accumulator is not rescaled when the running maximum grows: multiply it by "
+            "alpha = exp(m_i - m_new) before adding p @ v, as you do for l_i "
+            "(`acc = acc * alpha[:, None] + tl.dot(p, v)`)."
+        )
     if case.args["seq_len"] % case.extra["block"]:
         keys = np.vstack([k, np.zeros((-len(k) % case.extra["block"], dim), np.float16)])
         values = np.vstack([v, np.zeros_like(keys[len(v) :])])

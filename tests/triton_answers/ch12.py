@@ -698,7 +698,7 @@ ANSWERS["triton_flash_attention"] = [
     wrong(
         "acc_not_rescaled",
         "formula",
-        ("FlashAttention-2's loop", "acc = acc * alpha + p @ v"),
+        ("accumulator is not rescaled", "alpha = exp(m_i - m_new)"),
         edit(ATTENTION, ("acc = acc * alpha[:, None] + tl.dot", "acc = acc + tl.dot")),
     ),
     wrong(
