@@ -1,0 +1,195 @@
+"""The capstone's "profile first" variant (chapter 11, lab 11): a slow training script whose
+problems are planted but not named; the learner finds them with ``torch.profiler`` first.
+
+:func:`baseline` writes the script for a seed: three of the six :data:`KINDS` of problem the
+chapter teaches, drawn from the seed, planted in an otherwise sound loop (the other three are
+written the sound way). :func:`profile` runs a script under ``torch.profiler`` with shapes and
+dtypes recorded. The checkers of ``gpu_utils.exercises.ch11_profile`` profile scripts of their
+own to judge a learner's diagnosis, and run a learner's fixed script with probes that count what
+each problem leaves behind (host synchronisations, items tokenised in the training process,
+matmul dtypes, tokens per optimizer step, optimizer code path, block forwards per step), never
+its speed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import torch
+
+from . import gpt, training
+
+__all__ = [
+    "BATCH",
+    "KINDS",
+    "LR",
+    "MODEL",
+    "SEQ_LEN",
+    "SMALL_BATCH",
+    "Script",
+    "TokenizingDataset",
+    "baseline",
+    "build_model",
+    "device",
+    "planted",
+    "profile",
+    "script",
+]
+
+#: The kinds of problem a script can have (the names a diagnosis uses), each taught in chapter 11:
+#: "loader": a DataLoader that tokenises every item in Python, in the training process (sec. 2);
+#: "host_sync": the loss read back to the host (``.item()``) every step (sec. 1);
+#: "fp32": no autocast, so every matmul runs in fp32 (sec. 4);
+#: "small_batch": a batch far too small to keep a processor busy (sec. 3);
+#: "optimizer_loop": AdamW stepped one parameter at a time, ``foreach=False`` (lab 11);
+#: "recompute": activation checkpointing switched on though memory is ample (sec. 5).
+KINDS = ("loader", "host_sync", "fp32", "small_batch", "optimizer_loop", "recompute")
+#: How many kinds a seed plants.
+N_PLANTED = 3
+
+MODEL = {"seq_len": 32, "d_model": 32, "n_layers": 2, "n_heads": 2}
+SEQ_LEN = MODEL["seq_len"]
+LR = 3e-3
+#: The batch the script is meant to train with, and the planted one.
+BATCH, SMALL_BATCH = 16, 2
+#: Passes of the per-item tokeniser over each window (stands in for heavier preprocessing).
+TOKENIZE_REPEAT = 2000
+
+
+def planted(seed: int) -> frozenset[str]:
+    """The kinds of problem planted in the script of ``seed`` (three of :data:`KINDS`)."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    return frozenset(random.Random(seed).sample(KINDS, N_PLANTED))
+
+
+def device() -> torch.device:
+    """Where the scripts train: the GPU when PyTorch sees one, else the CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def build_model() -> gpt.GPT:
+    """The capstone's model (chapter 11's ``gu.gpt`` GPT, 2 layers of width 32), seed 0."""
+    return gpt.build(seed=0, **MODEL)
+
+
+class TokenizingDataset(training.SlowTokenizingDataset):
+    """Windows of ``SEQ_LEN`` bytes tokenised in Python on every access (chapter 11's
+    ``SlowTokenizingDataset`` with the script's sizes)."""
+
+    def __init__(self, text: str, seq_len: int = SEQ_LEN, repeat: int = TOKENIZE_REPEAT) -> None:
+        super().__init__(text, seq_len, repeat=repeat)
+
+
+# --- writing a script -------------------------------------------------------------------------
+
+
+def _source(kinds: frozenset[str]) -> str:
+    batch = "SMALL_BATCH" if "small_batch" in kinds else "BATCH"
+    foreach = "False" if "optimizer_loop" in kinds else "True"
+    lines = [
+        "def train(text, steps):",
+        "    device = capstone_profile.device()",
+        "    model = capstone_profile.build_model().to(device)",
+        "    optimizer = torch.optim.AdamW(",
+        f"        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach={foreach}",
+        "    )",
+    ]
+    if "loader" in kinds:
+        lines += [
+            "    loader = torch.utils.data.DataLoader(",
+            "        capstone_profile.TokenizingDataset(text),",
+            f"        batch_size=capstone_profile.{batch},",
+            "        shuffle=True,",
+            "        generator=torch.Generator().manual_seed(0),",
+            "    )",
+            "    batches = iter(loader)",
+        ]
+        fetch = "next(batches)"
+    else:
+        lines += [
+            "    data = T.encode(text)  # tokenised once",
+            "    generator = torch.Generator().manual_seed(0)",
+        ]
+        fetch = f"T.get_batch(data, capstone_profile.{batch}, capstone_profile.SEQ_LEN, generator)"
+    lines += ["    losses = []", "    for step in range(steps):"]
+    lines += [f"        x, y = (t.to(device) for t in {fetch})"]
+    forward = (
+        "_, loss = T.forward_checkpointed(model, x, y)"
+        if "recompute" in kinds
+        else "_, loss = model(x, y)"
+    )
+    if "fp32" in kinds:
+        lines += [f"        {forward}"]
+    else:
+        lines += [
+            "        with torch.autocast(device.type, dtype=torch.bfloat16):",
+            f"            {forward}",
+        ]
+    lines += [
+        "        loss.backward()",
+        "        optimizer.step()",
+        "        optimizer.zero_grad()",
+    ]
+    if "host_sync" in kinds:
+        lines += ["        losses.append(loss.item())", "    return losses"]
+    else:
+        lines += ["        losses.append(loss.detach())", "    return torch.stack(losses).tolist()"]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Script:
+    """A training script: ``train(text, steps) -> list of losses``, and its source text."""
+
+    name: str
+    source: str
+    train: Callable[[str, int], list[float]]
+    #: The planted kinds (the checkers' knowledge; a lab shows the source, not this).
+    kinds: frozenset[str]
+
+    def __repr__(self) -> str:
+        return f"Script({self.name!r})"
+
+
+def script(kinds: Iterable[str], name: str = "script") -> Script:
+    """The training script with exactly ``kinds`` planted (any subset of :data:`KINDS`)."""
+    kinds = frozenset(kinds)
+    unknown = sorted(kinds - set(KINDS))
+    if unknown:
+        raise ValueError(f"unknown kinds {unknown}; known: {', '.join(KINDS)}")
+    import linecache
+
+    from . import capstone_profile
+
+    source = _source(kinds)
+    filename = f"<capstone_profile {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"torch": torch, "T": training, "capstone_profile": capstone_profile}
+    exec(compile(source, filename, "exec"), namespace)
+    return Script(name, source, namespace["train"], kinds)
+
+
+def baseline(seed: int) -> Script:
+    """The script of ``seed``: :func:`planted` (seed) planted, not named."""
+    return script(planted(seed), name=f"seed {seed}")
+
+
+def profile(train: Callable[[str, int], object], steps: int = 3, text: str | None = None):
+    """Run ``train(text, steps)`` under ``torch.profiler`` (CPU activity, and CUDA on a GPU)
+    with input shapes and dtypes recorded; return the stopped profiler (``key_averages()``,
+    ``events()``, ``export_chrome_trace(path)``). ``text`` defaults to the chapter's corpus."""
+    text = training.corpus() if text is None else text
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if torch.cuda.is_available():
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with (
+        training.quiet_profiler_log(),
+        torch.profiler.profile(activities=activities, record_shapes=True) as prof,
+    ):
+        train(text, steps)
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+    return prof

@@ -1,0 +1,578 @@
+"""Exercises of lab 11's "profile first" capstone (chapter 11, training in practice): a slow
+training script whose problems are planted but not named (``gu.capstone_profile``), found with
+``torch.profiler`` first, then fixed.
+
+- ``capstone_profile_diagnose``: the learner's ``diagnose(prof)`` names the problems a profile
+  shows. The checker profiles two scripts of its own whose planted problems complement each
+  other (so every kind is once present, once absent) and compares the named set with the planted
+  one; a missed problem gets what that profile shows for it, a wrongly named one what in that
+  profile contradicts it (counts, dtypes and shapes read from the same profile, never a timing).
+- ``capstone_profile_fix``: the learner's fixed ``train(text, steps)``. The checker runs it with
+  probes that count what each problem leaves behind: items tokenised in the training process,
+  host synchronisations inside the loop, the dtype of the linear layers' outputs, tokens per
+  optimizer step, the optimizer's code path, block forwards per model forward; and checks that
+  the loss still goes down. Speed is not judged: on a shared CPU the same fix measures anywhere
+  from slower to several times faster from run to run.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import math
+import os
+import traceback
+
+import torch
+
+from .. import capstone_profile as cp
+from .. import gpt, training
+from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
+from .ch11_training import TIME_LIMIT as _LAB_TIME_LIMIT
+from .ch11_training import _called_from_torch, _SyncCounter
+
+CHAPTER = "11_training_in_practice"
+#: Seconds of processor time a check may use, as for the rest of lab 11: a correct answer's
+#: check takes 2.5-3.5 s of it (two profiles, or one probed run) on a 2-core machine, so an
+#: endless loop is stopped, with its line, after 8 s on an idle machine.
+TIME_LIMIT = _LAB_TIME_LIMIT
+#: The two scripts the diagnosis is judged on: complementary, so each kind is present in one.
+SCRIPTS = (
+    frozenset({"loader", "fp32", "recompute"}),
+    frozenset({"host_sync", "small_batch", "optimizer_loop"}),
+)
+PROFILE_STEPS = 2
+FIX_STEPS = 4
+#: Host synchronisations allowed inside a fixed loop of FIX_STEPS steps (a log line now and then).
+SYNCS_ALLOWED = 1
+#: The model's vocabulary (bytes): the token embedding is the one with this many rows.
+VOCAB = 256
+
+
+@functools.cache
+def _text() -> str:
+    return training.corpus()
+
+
+def _line_of(error: BaseException) -> str:
+    """' (line N: `source`)' of the learner's innermost frame, when the traceback has one."""
+    torch_dir = os.path.dirname(torch.__file__)
+    course = os.path.dirname(os.path.dirname(__file__))
+    frames = [
+        f
+        for f in traceback.extract_tb(error.__traceback__)
+        if not f.filename.startswith((torch_dir, course)) and "/lib/python3" not in f.filename
+    ]
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" (line {last.lineno}" + (f": `{last.line.strip()}`)" if last.line else ")")
+
+
+def _call(exercise_id: str, function, *args):
+    """(value, None), or (None, CheckResult) when the learner's function raised."""
+    try:
+        return function(*args), None
+    except NotImplementedError:
+        return None, not_attempted(exercise_id)
+    except RecursionError:
+        return None, failed(
+            exercise_id,
+            "Your function called itself without end (RecursionError).",
+            "look for a function that calls itself, directly or through another.",
+        )
+    except Exception as error:
+        text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        return None, failed(
+            exercise_id,
+            f"Your function raised {type(error).__name__}: {text[:300]}{_line_of(error)}.",
+            "run it yourself in a new cell to see the full traceback.",
+        )
+
+
+def _not_callable(exercise_id: str, answer) -> CheckResult | None:
+    if callable(answer):
+        return None
+    return failed(
+        exercise_id,
+        f"Expected a function, got {type(answer).__name__}.",
+        "pass the function itself: check(..., my_function), not my_function(...).",
+    )
+
+
+# --- 1. the diagnosis ------------------------------------------------------------------------
+
+
+@functools.cache
+def _profile(kinds: frozenset[str]):
+    """The stopped profiler of the script with ``kinds`` planted (one per check process)."""
+    return cp.profile(cp.script(kinds, name="checker").train, PROFILE_STEPS, _text())
+
+
+def _inside(event, words: str) -> bool:
+    while event is not None:
+        if words in event.name:
+            return True
+        event = event.cpu_parent
+    return False
+
+
+@functools.cache
+def _evidence(kinds: frozenset[str]) -> dict[str, str]:
+    """For each kind, one sentence on what the profile of ``kinds`` shows about it."""
+    events = list(_profile(kinds).events())
+    count = collections.Counter(e.name for e in events)
+    steps = count["Optimizer.step#AdamW.step"] or PROFILE_STEPS
+    top = [e for e in events if e.cpu_parent is None]
+    total = sum(e.cpu_time_total for e in top) or 1.0
+    loader = [e for e in events if "DataLoaderIter.__next__" in e.name]
+    loader_share = sum(e.cpu_time_total for e in loader) / total
+    items_out = sum(
+        1 for e in events if e.name == "aten::item" and not _inside(e, "Optimizer.step")
+    )
+    items_in = count["aten::item"] - items_out
+    matmuls = [e for e in events if e.name in ("aten::addmm", "aten::mm") and e.input_dtypes]
+    float_mm = sum(1 for e in matmuls if "float" in e.input_dtypes)
+    bf16_mm = sum(1 for e in matmuls if "c10::BFloat16" in e.input_dtypes)
+    embed = next(
+        (
+            e.input_shapes[1]
+            for e in events
+            if e.name == "aten::embedding"
+            and len(e.input_shapes) > 1
+            and len(e.input_shapes[1]) == 2
+        ),
+        [0, 0],
+    )
+    foreach = sum(v for k, v in count.items() if k.startswith("aten::_foreach"))
+    addcdiv = count["aten::addcdiv_"]
+    ln, ln_back = count["aten::native_layer_norm"], count["aten::native_layer_norm_backward"]
+    present = {
+        "loader": (
+            "its profile has `enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__`, the "
+            f"DataLoader fetching each batch in the training process itself: {len(loader)} "
+            f"calls, {loader_share:.0%} of the run's CPU time in this profile; look at the share "
+            "of time in DataLoader __next__ in `prof.key_averages()`."
+        ),
+        "host_sync": (
+            f"outside `Optimizer.step`, `aten::item` runs {items_out} times in {steps} steps: "
+            "the loss read back to the host every step. (The "
+            f"{items_in} inside `Optimizer.step#AdamW.step` read the optimizer's step counter, "
+            "kept on the CPU, and wait for nothing: walk up `event.cpu_parent` to tell them "
+            "apart.)"
+        ),
+        "fp32": (
+            f"its matmuls (`aten::addmm`, `aten::mm`) record `float` input dtypes, {float_mm} "
+            f"of {len(matmuls)}: fp32 everywhere, no autocast (`event.input_dtypes`, recorded "
+            "with record_shapes=True)."
+        ),
+        "small_batch": (
+            f"the input of `aten::embedding` (`event.input_shapes`) is {embed[0]} x {embed[1]}: "
+            f"{embed[0]} windows, {embed[0] * embed[1]} tokens per step, far too few to keep a "
+            "processor busy."
+        ),
+        "optimizer_loop": (
+            "its optimizer step runs no `aten::_foreach_*` operation: inside "
+            f"`Optimizer.step#AdamW.step`, `aten::addcdiv_` runs {addcdiv // steps} times per "
+            "step, once per parameter tensor, in a Python loop."
+        ),
+        "recompute": (
+            f"`aten::native_layer_norm` runs {ln} times but its backward only {ln_back}: "
+            "forward work done twice, i.e. the blocks are recomputed during backward "
+            "(activation checkpointing)."
+        ),
+    }
+    absent = {
+        "loader": (
+            "this profile has no DataLoader `__next__` event: its batches are one gather "
+            "(`aten::index`) from a tensor tokenised once."
+        ),
+        "host_sync": (
+            f"outside `Optimizer.step`, `aten::item` runs {items_out} time(s) in {steps} steps, "
+            "fewer than once per step (a DataLoader's shuffling draws one seed per epoch with "
+            "it); the ones inside `Optimizer.step` read a CPU step counter."
+        ),
+        "fp32": (
+            f"its matmuls record `c10::BFloat16` inputs ({bf16_mm} of {len(matmuls)}): the "
+            "forward pass runs under bf16 autocast."
+        ),
+        "small_batch": (
+            f"its `aten::embedding` input is {embed[0]} x {embed[1]} = {embed[0] * embed[1]} "
+            "tokens per step, the batch the script means to train with."
+        ),
+        "optimizer_loop": (
+            f"its optimizer step runs `aten::_foreach_*` operations ({foreach // steps} per "
+            "step), each one call over the list of all parameters."
+        ),
+        "recompute": (
+            f"`aten::native_layer_norm` runs as many times as its backward ({ln} and "
+            f"{ln_back}): nothing is computed twice."
+        ),
+    }
+    return {k: (present if k in kinds else absent)[k] for k in cp.KINDS}
+
+
+def _names(exercise_id: str, value) -> tuple[frozenset[str] | None, CheckResult | None]:
+    """The learner's returned names as a set, or the failure that explains the return value."""
+    known = ", ".join(f'"{k}"' for k in cp.KINDS)
+    if isinstance(value, (str, bytes)):
+        return None, failed(
+            exercise_id,
+            f"Your diagnose returned one string, {str(value)[:60]!r}, not a set of names.",
+            f'return a set such as {{"{cp.KINDS[0]}", "{cp.KINDS[2]}"}} (an empty set when '
+            "the profile shows none).",
+        )
+    if isinstance(value, dict):
+        value = [k for k, v in value.items() if v]
+    if not isinstance(value, (set, frozenset, list, tuple)):
+        return None, failed(
+            exercise_id,
+            f"Your diagnose returned {type(value).__name__}, not a set of names.",
+            f"return the set of problem names the profile shows, out of {known}.",
+        )
+    odd = [v for v in value if not isinstance(v, str)]
+    if odd:
+        return None, failed(
+            exercise_id,
+            f"Your diagnose returned {type(odd[0]).__name__} values, not names.",
+            f"each element is one of the names {known}.",
+        )
+    unknown = sorted({v for v in value if v not in cp.KINDS})
+    if unknown:
+        return None, failed(
+            exercise_id,
+            f"Your diagnose returned {', '.join(repr(u[:40]) for u in unknown[:3])}, which "
+            "is not a name of a problem.",
+            f"use exactly these names: {known}.",
+        )
+    return frozenset(value), None
+
+
+def _run_diagnose(exercise_id: str, answer) -> CheckResult:
+    if (problem := _not_callable(exercise_id, answer)) is not None:
+        return problem
+    for number, kinds in enumerate(SCRIPTS, 1):
+        value, problem = _call(exercise_id, answer, _profile(kinds))
+        if problem is not None:
+            return problem
+        named, problem = _names(exercise_id, value)
+        if problem is not None:
+            return problem
+        if named == kinds:
+            continue
+        evidence = _evidence(kinds)
+        missed = [k for k in cp.KINDS if k in kinds - named]
+        wrong = [k for k in cp.KINDS if k in named - kinds]
+        what = (
+            f"On script {number} of {len(SCRIPTS)} (profiled for {PROFILE_STEPS} steps), your "
+            f"diagnose returned {_listed(named) or 'nothing'}."
+        )
+        hints = []
+        if missed:
+            what += f" It missed {_listed(missed)}."
+            hints += [f'"{k}" is there: {evidence[k]}' for k in missed]
+        if wrong:
+            what += f" It named {_listed(wrong)}, which this profile contradicts."
+            hints += [f'not "{k}": {evidence[k]}' for k in wrong]
+        return failed(exercise_id, what, " ".join(hints))
+    lines = [
+        f"Your diagnose named exactly the planted problems of {len(SCRIPTS)} scripts that "
+        "together have every kind once (profiled in this check, not timed). What each profile "
+        "showed:"
+    ]
+    for number, kinds in enumerate(SCRIPTS, 1):
+        evidence = _evidence(kinds)
+        lines += [f'- script {number}, "{k}": {evidence[k]}' for k in cp.KINDS if k in kinds]
+    return passed(exercise_id, "\n".join(lines))
+
+
+def _listed(names) -> str:
+    return ", ".join(f'"{n}"' for n in sorted(names, key=cp.KINDS.index))
+
+
+register(
+    Exercise(
+        id="capstone_profile_diagnose",
+        chapter=CHAPTER,
+        title="Profile first: name what the profile shows",
+        signature="diagnose(prof: torch.profiler.profile) -> set of problem names out of "
+        + ", ".join(cp.KINDS),
+        launch=f"profiles of two scripts with complementary planted problems, {PROFILE_STEPS} "
+        "steps each (gu.capstone_profile.profile)",
+        run=functools.partial(_run_diagnose, "capstone_profile_diagnose"),
+        kind="function",
+        time_limit=TIME_LIMIT,
+    )
+)
+
+
+# --- 2. the fix ------------------------------------------------------------------------------
+
+
+class _Probes(_SyncCounter):
+    """While active: host synchronisations (with the optimizer steps done at the time), model and
+    block forwards, tokens per optimizer step, linear layers' output dtypes, optimizers stepped,
+    and items tokenised in this process."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.syncs: list[int] = []  # optimizer steps done when each synchronisation happened
+        self.steps = 0
+        self.tokens: list[int] = []  # tokens seen by the model before each optimizer step
+        self.pending = 0
+        self.models = self.blocks = self.tokenised = 0
+        self.dtypes: collections.Counter = collections.Counter()
+        self.optimizers: dict[int, torch.optim.Optimizer] = {}
+        self.first: dict[int, list[torch.Tensor]] = {}
+        self._pid = os.getpid()
+        self._handles: list = []
+        self._original = None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name in self.SYNCING and not _called_from_torch():
+            self.syncs.append(self.steps)
+        return func(*args, **(kwargs or {}))
+
+    def _pre(self, module, args):
+        # every forward pass of the model (model(x, y), or T.forward_checkpointed) embeds its
+        # tokens once; a checkpointed block's forward runs again during backward
+        vocab = isinstance(module, torch.nn.Embedding) and module.num_embeddings == VOCAB
+        if vocab and args and isinstance(args[0], torch.Tensor) and torch.is_grad_enabled():
+            self.models += 1
+            self.pending += args[0].numel()
+        elif isinstance(module, gpt.Block):
+            self.blocks += 1
+
+    def _post(self, module, args, output):
+        if isinstance(module, torch.nn.Linear) and isinstance(output, torch.Tensor):
+            self.dtypes[output.dtype] += 1
+
+    def _before_step(self, optimizer, args, kwargs):
+        if id(optimizer) not in self.first:  # the weights before the first update
+            self.first[id(optimizer)] = [
+                p.detach().clone() for g in optimizer.param_groups for p in g["params"]
+            ]
+
+    def changed(self) -> float:
+        """The largest change of any weight since the first optimizer step."""
+        change = 0.0
+        for key, before in self.first.items():
+            after = [p for g in self.optimizers[key].param_groups for p in g["params"]]
+            for a, b in zip(after, before, strict=False):
+                change = max(change, float((a.detach().float() - b.float()).abs().max()))
+        return change
+
+    def _stepped(self, optimizer, args, kwargs):
+        self.steps += 1
+        self.tokens.append(self.pending)
+        self.pending = 0
+        self.optimizers[id(optimizer)] = optimizer
+
+    def __enter__(self):
+        from torch.nn.modules import module as nn_module
+        from torch.optim.optimizer import (
+            register_optimizer_step_post_hook,
+            register_optimizer_step_pre_hook,
+        )
+
+        self._handles = [
+            nn_module.register_module_forward_pre_hook(self._pre),
+            nn_module.register_module_forward_hook(self._post),
+            register_optimizer_step_pre_hook(self._before_step),
+            register_optimizer_step_post_hook(self._stepped),
+        ]
+        self._original = original = training.SlowTokenizingDataset.__getitem__
+        probes = self
+
+        def counted(dataset, i):
+            if os.getpid() == probes._pid:
+                probes.tokenised += 1
+            return original(dataset, i)
+
+        training.SlowTokenizingDataset.__getitem__ = counted
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        for handle in self._handles:
+            handle.remove()
+        if self._original is not None:
+            training.SlowTokenizingDataset.__getitem__ = self._original
+        return super().__exit__(*exc)
+
+
+def _losses(value) -> list[float] | None:
+    if isinstance(value, torch.Tensor):
+        value = value.detach().float().flatten().tolist()
+    if not isinstance(value, (list, tuple)):
+        return None
+    try:
+        return [float(v.detach()) if isinstance(v, torch.Tensor) else float(v) for v in value]
+    except (TypeError, ValueError, RuntimeError, OverflowError):
+        return None
+
+
+def _run_fix(exercise_id: str, answer) -> CheckResult:
+    if (problem := _not_callable(exercise_id, answer)) is not None:
+        return problem
+    probes = _Probes()
+    with probes:
+        value, problem = _call(exercise_id, answer, _text(), FIX_STEPS)
+    if problem is not None:
+        return problem
+    if probes.steps == 0:
+        return failed(
+            exercise_id,
+            f"train(text, {FIX_STEPS}) never called a torch.optim optimizer's step().",
+            "keep the script's loop: forward, `loss.backward()`, `optimizer.step()`, "
+            "`optimizer.zero_grad()`, once per step.",
+        )
+    if probes.steps != FIX_STEPS:
+        return failed(
+            exercise_id,
+            f"train(text, {FIX_STEPS}) took {probes.steps} optimizer steps.",
+            "take exactly one optimizer step per training step (`for step in range(steps)`).",
+        )
+    losses = _losses(value)
+    if losses is None or len(losses) != FIX_STEPS:
+        got = f"{len(losses)} numbers" if losses is not None else type(value).__name__
+        return failed(
+            exercise_id,
+            f"train(text, {FIX_STEPS}) returned {got}; the script returns the loss of every step.",
+            "return the losses as the script does: keep `loss.detach()` each step and "
+            "`return torch.stack(losses).tolist()` after the loop.",
+        )
+    params = [p for o in probes.optimizers.values() for g in o.param_groups for p in g["params"]]
+    cast = sorted({str(p.dtype).replace("torch.", "") for p in params} - {"float32"})
+    if cast:
+        return failed(
+            exercise_id,
+            f"Your model's weights are {', '.join(cast)}: the model itself was cast.",
+            "keep the weights and the optimizer's state in fp32 and put only the forward pass "
+            "under `torch.autocast(device.type, dtype=torch.bfloat16)`: a bf16 weight cannot take "
+            "an update smaller than 1/256 of itself.",
+        )
+    if probes.dtypes[torch.float16]:
+        return failed(
+            exercise_id,
+            "Your linear layers computed in float16.",
+            "use bfloat16: it has fp32's range, so no loss scaling (GradScaler) is needed.",
+        )
+    found: list[tuple[str, str]] = []  # (what is still there, hint)
+    if probes.tokenised:
+        found.append(
+            (
+                f"{probes.tokenised} windows were tokenised in Python in the training process "
+                f"during training ({probes.tokenised / FIX_STEPS:.0f} per step)",
+                "tokenise the text once, before the loop (`data = T.encode(text)`), and cut "
+                "each batch out of it with `T.get_batch(...)`; or leave the tokenising to "
+                "DataLoader worker processes (`num_workers`).",
+            )
+        )
+    inside = sum(1 for s in probes.syncs if 0 < s < FIX_STEPS)
+    if inside > SYNCS_ALLOWED:
+        found.append(
+            (
+                f"the host waited for the device {inside} times inside the loop of {FIX_STEPS} "
+                "steps (`.item()`, float(), print() of a tensor, `if` on a tensor)",
+                "keep `loss.detach()` in a list and read the losses once, after the loop.",
+            )
+        )
+    if not probes.dtypes[torch.bfloat16]:
+        found.append(
+            (
+                "every linear layer computed in fp32: the forward pass ran without autocast",
+                "wrap the forward pass (and the loss) in `with torch.autocast(device.type, "
+                "dtype=torch.bfloat16):`; backward and the optimizer step stay outside it.",
+            )
+        )
+    fewest = min(probes.tokens)
+    if fewest < cp.BATCH * cp.SEQ_LEN:
+        found.append(
+            (
+                f"an optimizer step saw only {fewest} tokens ({fewest // cp.SEQ_LEN} windows of "
+                f"{cp.SEQ_LEN})",
+                f"train with the script's batch, capstone_profile.BATCH = {cp.BATCH} windows "
+                f"({cp.BATCH * cp.SEQ_LEN} tokens per step), or more; accumulate micro-batches "
+                "where a batch does not fit.",
+            )
+        )
+    loops = [
+        o
+        for o in probes.optimizers.values()
+        if not (o.defaults.get("foreach") or o.defaults.get("fused"))
+    ]
+    if loops:
+        found.append(
+            (
+                f"the optimizer ({type(loops[0]).__name__}) steps one parameter at a time "
+                f"(foreach={loops[0].defaults.get('foreach')})",
+                "ask for the multi-tensor path, `foreach=True`, or the fused kernel, "
+                "`fused=True` (on a CPU, foreach=None also means the per-parameter loop).",
+            )
+        )
+    per_model = probes.blocks / max(probes.models, 1)
+    layers = cp.MODEL["n_layers"]
+    if per_model > layers:
+        found.append(
+            (
+                f"each block ran its forward pass {per_model:g} times per model forward "
+                f"({layers} layers): the blocks are recomputed during backward",
+                "call `model(x, y)` itself rather than `T.forward_checkpointed`: checkpointing "
+                "trades compute for memory, and this model's activations fit easily.",
+            )
+        )
+    if found:
+        return failed(
+            exercise_id,
+            f"Your script still has {len(found)} problem(s): "
+            + "; ".join(f"({i}) {w}" for i, (w, _) in enumerate(found, 1))
+            + ".",
+            " ".join(f"({i}) {h}" for i, (_, h) in enumerate(found, 1)),
+        )
+    change = probes.changed()
+    if change == 0.0:
+        return failed(
+            exercise_id,
+            f"The optimizer took {FIX_STEPS} steps but no weight changed: the script no longer "
+            "learns.",
+            "change only how the script runs, not what it computes: the same model, AdamW with "
+            "lr=capstone_profile.LR, backward and step every step.",
+        )
+    if not all(math.isfinite(v) for v in losses) or sum(losses[-2:]) / 2 >= losses[0]:
+        return failed(
+            exercise_id,
+            f"Your losses went {losses[0]:.3f} -> {losses[-1]:.3f} in {FIX_STEPS} steps: the "
+            "script no longer learns.",
+            "change only how the script runs, not what it computes: the same model, AdamW with "
+            "lr=capstone_profile.LR, backward and step every step.",
+        )
+    return passed(
+        exercise_id,
+        f"Measured while your train(text, {FIX_STEPS}) ran (counts, not timings): 0 windows "
+        f"tokenised in the training process; {inside} host synchronisation(s) inside the loop; "
+        f"linear layers in bf16 ({probes.dtypes[torch.bfloat16]} outputs); at least {fewest} "
+        f"tokens per optimizer step; "
+        + ", ".join(
+            f"{type(o).__name__} " + ("fused" if o.defaults.get("fused") else "foreach")
+            for o in probes.optimizers.values()
+        )
+        + f"; {per_model:g} block forwards per model forward ({layers} layers); loss "
+        f"{losses[0]:.3f} -> {losses[-1]:.3f}. Speed is not judged here: on a shared CPU the "
+        "same fix measures anywhere from slower to several times faster from run to run.",
+    )
+
+
+register(
+    Exercise(
+        id="capstone_profile_fix",
+        chapter=CHAPTER,
+        title="Profile first: fix what the profile showed",
+        signature="train(text, steps) -> the loss of every step (a list of floats)",
+        launch=f"train(corpus, {FIX_STEPS}) once, with probes counting what each problem leaves "
+        "behind; no timing",
+        run=functools.partial(_run_fix, "capstone_profile_fix"),
+        kind="function",
+        time_limit=TIME_LIMIT,
+    )
+)

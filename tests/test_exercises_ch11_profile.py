@@ -1,0 +1,432 @@
+"""Checkers of lab 11's "profile first" capstone (gpu_utils/exercises/ch11_profile.py).
+
+The reference answers and alternatives written differently pass; known-wrong answers of several
+kinds fail, each with the words of its own hint and none of the other mistakes' words. Most
+checks run in this process (the profiles the diagnosis is judged on are cached, so they are
+made once); the stub, a looping answer and the reference also go through ``gu.exercises.check``
+and its separate process."""
+
+import collections
+import json
+import os
+import tempfile
+import time
+
+import pytest
+import torch
+
+import gpu_utils as gu
+from gpu_utils import capstone_profile
+from gpu_utils.exercises import ch11_profile
+
+T = gu.training
+DIAGNOSE, FIX = "capstone_profile_diagnose", "capstone_profile_fix"
+
+
+def run(exercise_id, answer):
+    return gu.exercises.get(exercise_id).run(answer)
+
+
+# --- diagnose: answers --------------------------------------------------------------------------
+
+
+def _inside(event, words):
+    while event is not None:
+        if words in event.name:
+            return True
+        event = event.cpu_parent
+    return False
+
+
+def make_diagnose(skip=(), all_items=False, small_below=8, fp32_rule="dtype"):
+    """The reference diagnosis, with one rule left out or written wrong when asked."""
+
+    def diagnose(prof):
+        events = prof.events()
+        count = collections.Counter(e.name for e in events)
+        steps = count["Optimizer.step#AdamW.step"]
+        found = set()
+        if any("_SingleProcessDataLoaderIter.__next__" in e.name for e in events):
+            found.add("loader")
+        items = [
+            e
+            for e in events
+            if e.name == "aten::item" and (all_items or not _inside(e, "Optimizer.step"))
+        ]
+        if len(items) >= steps:
+            found.add("host_sync")
+        if fp32_rule == "dtype":
+            if any(e.name == "aten::addmm" and "float" in e.input_dtypes for e in events):
+                found.add("fp32")
+        elif count["aten::addmm"]:  # wrong: a matmul is no evidence of its precision
+            found.add("fp32")
+        batches = [
+            e.input_shapes[1][0]
+            for e in events
+            if e.name == "aten::embedding"
+            and len(e.input_shapes) > 1
+            and len(e.input_shapes[1]) == 2
+        ]
+        if batches and min(batches) < small_below:
+            found.add("small_batch")
+        if not any(name.startswith("aten::_foreach") for name in count):
+            found.add("optimizer_loop")
+        if count["aten::native_layer_norm"] > count["aten::native_layer_norm_backward"]:
+            found.add("recompute")
+        return found - set(skip)
+
+    return diagnose
+
+
+def diagnose_from_key_averages(prof):
+    """Counts and input types from the table (grouped by input shape), syncs from the roots."""
+    rows = prof.key_averages(group_by_input_shape=True)
+    calls = collections.Counter()
+    for row in rows:
+        calls[row.key] += row.count
+    kinds = []
+    if any("DataLoaderIter" in key for key in calls):
+        kinds.append("loader")
+    roots = [e for e in prof.events() if e.cpu_parent is None and e.name == "aten::item"]
+    if len(roots) >= calls["Optimizer.step#AdamW.step"]:
+        kinds.append("host_sync")
+    addmm = [r for r in rows if r.key == "aten::addmm"]
+    if addmm and all(
+        "BFloat16" not in str(e.input_dtypes) for e in prof.events() if e.name == "aten::addmm"
+    ):
+        kinds.append("fp32")
+    shapes = [
+        r.input_shapes[1] for r in rows if r.key == "aten::embedding" and len(r.input_shapes) > 1
+    ]
+    if any(len(s) == 2 and s[0] * s[1] < 256 for s in shapes):
+        kinds.append("small_batch")
+    lone = [  # the update's addcdiv_ called by the optimizer itself, not inside a _foreach op
+        e
+        for e in prof.events()
+        if e.name == "aten::addcdiv_" and not e.cpu_parent.name.startswith("aten::_foreach")
+    ]
+    if len(lone) > calls["Optimizer.step#AdamW.step"]:
+        kinds.append("optimizer_loop")
+    if calls["aten::layer_norm"] > calls["aten::native_layer_norm_backward"]:
+        kinds.append("recompute")
+    return kinds  # a list is accepted too
+
+
+def diagnose_from_trace(prof):
+    """The exported Chrome trace, read as chapter 11 reads it: events with start and duration."""
+    path = os.path.join(tempfile.mkdtemp(), "trace.json")
+    prof.export_chrome_trace(path)
+    with open(path) as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    steps = [
+        (e["ts"], e["ts"] + e["dur"]) for e in events if e["name"].startswith("Optimizer.step")
+    ]
+    found = {}
+    found["loader"] = any("DataLoader" in e["name"] for e in events)
+    syncs = [
+        e
+        for e in events
+        if e["name"] == "aten::item" and not any(a <= e["ts"] <= b for a, b in steps)
+    ]
+    found["host_sync"] = len(syncs) >= len(steps)
+    mm = [e for e in events if e["name"] == "aten::addmm"]
+    found["fp32"] = any(e["args"].get("Input type", [None])[0] == "float" for e in mm)
+    emb = [
+        e["args"].get("Input Dims", [[], []])[1] for e in events if e["name"] == "aten::embedding"
+    ]
+    found["small_batch"] = any(len(d) == 2 and d[0] <= 4 for d in emb)
+    found["optimizer_loop"] = not any("_foreach" in e["name"] for e in events)
+    forward = sum(e["name"] == "aten::native_layer_norm" for e in events)
+    backward = sum(e["name"] == "aten::native_layer_norm_backward" for e in events)
+    found["recompute"] = forward > backward
+    return found  # a dict of booleans is accepted: the names marked True
+
+
+#: The words of each kind's evidence, present (missed by the answer) and absent (named wrongly).
+PRESENT = {
+    "loader": "share of time in DataLoader __next__",
+    "host_sync": "the loss read back to the host every step",
+    "fp32": "fp32 everywhere, no autocast",
+    "small_batch": "far too few to keep a processor busy",
+    "optimizer_loop": "runs no `aten::_foreach_*` operation",
+    "recompute": "forward work done twice",
+}
+ABSENT = {
+    "loader": "has no DataLoader `__next__` event",
+    "host_sync": "fewer than once per step",
+    "fp32": "runs under bf16 autocast",
+    "small_batch": "the batch the script means to train with",
+    "optimizer_loop": "each one call over the list",
+    "recompute": "nothing is computed twice",
+}
+EVERY_EVIDENCE = list(PRESENT.values()) + list(ABSENT.values())
+
+
+def stub(*args):
+    raise NotImplementedError()
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [make_diagnose(), diagnose_from_key_averages, diagnose_from_trace],
+    ids=lambda a: a.__name__,
+)
+def test_correct_diagnoses_pass(answer):
+    result = run(DIAGNOSE, answer)
+    assert result.passed, result.message
+    for kind in capstone_profile.KINDS:  # the pass shows each planted kind's evidence
+        assert PRESENT[kind] in result.message
+
+
+DIAGNOSE_MISTAKES = {
+    # name: (answer, words of its own hint)
+    "misses_the_loader": (make_diagnose(skip={"loader"}), [PRESENT["loader"]]),
+    "counts_the_optimizers_items": (make_diagnose(all_items=True), [ABSENT["host_sync"]]),
+    "fp32_from_any_matmul": (make_diagnose(fp32_rule="count"), [ABSENT["fp32"]]),
+    "batch_threshold_too_high": (make_diagnose(small_below=32), [ABSENT["small_batch"]]),
+    "misses_the_optimizer_loop": (
+        make_diagnose(skip={"optimizer_loop"}),
+        [PRESENT["optimizer_loop"]],
+    ),
+    "misses_recomputation": (make_diagnose(skip={"recompute"}), [PRESENT["recompute"]]),
+    "misses_the_host_sync": (make_diagnose(skip={"host_sync"}), [PRESENT["host_sync"]]),
+    "names_everything": (
+        lambda prof: set(capstone_profile.KINDS),
+        [ABSENT["host_sync"], ABSENT["small_batch"], ABSENT["optimizer_loop"]],
+    ),
+    "names_nothing": (
+        lambda prof: set(),
+        [PRESENT["loader"], PRESENT["fp32"], PRESENT["recompute"]],
+    ),
+    "one_string": (lambda prof: "loader", ["returned one string"]),
+    "unknown_name": (lambda prof: {"slow_dataloader"}, ["is not a name of a problem"]),
+    "numbers_not_names": (lambda prof: [1, 2], ["values, not names"]),
+    "returns_none": (lambda prof: None, ["returned NoneType"]),
+}
+
+
+@pytest.mark.parametrize("name", DIAGNOSE_MISTAKES)
+def test_wrong_diagnoses_fail_with_their_own_hint(name):
+    answer, words = DIAGNOSE_MISTAKES[name]
+    result = run(DIAGNOSE, answer)
+    assert not result.passed and result.attempted, result.message
+    for phrase in words:
+        assert phrase in result.message, result.message
+    for phrase in EVERY_EVIDENCE:  # and none of the other mistakes' evidence
+        if phrase not in words:
+            assert phrase not in result.message, (phrase, result.message)
+    assert "Traceback" not in result.message
+
+
+# --- fix: answers ---------------------------------------------------------------------------------
+
+
+def make_train(
+    *,
+    loader="encode",
+    sync=False,
+    autocast=torch.bfloat16,
+    batch=capstone_profile.BATCH,
+    foreach=True,
+    checkpointed=False,
+    cast=None,
+    step=True,
+    lr=capstone_profile.LR,
+    returns="list",
+):
+    """The reference fix, with one thing changed (or left unfixed) when asked."""
+
+    def train(text, steps):
+        device = capstone_profile.device()
+        model = capstone_profile.build_model().to(device)
+        if cast is not None:
+            model = model.to(cast)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, foreach=foreach)
+        if loader == "slow":
+            batches = iter(
+                torch.utils.data.DataLoader(
+                    capstone_profile.TokenizingDataset(text),
+                    batch_size=batch,
+                    shuffle=True,
+                    generator=torch.Generator().manual_seed(0),
+                )
+            )
+        else:
+            data, generator = T.encode(text), torch.Generator().manual_seed(0)
+        losses = []
+        for _ in range(steps):
+            if loader == "slow":
+                x, y = next(batches)
+            else:
+                x, y = T.get_batch(data, batch, capstone_profile.SEQ_LEN, generator)
+            x, y = x.to(device), y.to(device)
+            with torch.autocast(
+                device.type, dtype=autocast or torch.float32, enabled=autocast is not None
+            ):
+                if checkpointed:
+                    _, loss = T.forward_checkpointed(model, x, y)
+                else:
+                    _, loss = model(x, y)
+            loss.backward()
+            if step:
+                optimizer.step()
+            optimizer.zero_grad()
+            if sync == "item":
+                losses.append(loss.item())
+            elif sync == "print":
+                print(loss)
+                losses.append(loss.detach())
+            else:
+                losses.append(loss.detach())
+        if returns == "none":
+            return None
+        return torch.stack([torch.as_tensor(v) for v in losses]).float().tolist()
+
+    return train
+
+
+def train_fused_window_loader(text, steps):
+    """A DataLoader over pre-tokenised windows, the fused AdamW, a log line every 10 steps."""
+    model = capstone_profile.build_model()
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, fused=True
+    )
+    loader = torch.utils.data.DataLoader(
+        T.WindowDataset(T.encode(text), capstone_profile.SEQ_LEN),
+        batch_size=32,
+        shuffle=True,
+        generator=torch.Generator().manual_seed(1),
+    )
+    losses = []
+    for i, (x, y) in zip(range(steps), loader, strict=False):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = model(x, y)[1]
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(loss.detach())
+        if i % 10 == 0:
+            print(f"step {i}: {loss.item():.3f}")  # one sync every 10 steps
+    return torch.stack(losses)
+
+
+def train_accumulated(text, steps):
+    """A batch of 32 in two micro-batches of 16, the losses returned as one tensor."""
+    model = capstone_profile.build_model()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=capstone_profile.LR, foreach=True)
+    data, generator = T.encode(text), torch.Generator().manual_seed(2)
+    losses = torch.zeros(steps)
+    for s in range(steps):
+        x, y = T.get_batch(data, 32, capstone_profile.SEQ_LEN, generator)
+        total = 0.0
+        for xs, ys in zip(x.chunk(2), y.chunk(2), strict=True):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                _, loss = model(xs, ys)
+            (loss / 2).backward()
+            total = total + loss.detach() / 2
+        optimizer.step()
+        optimizer.zero_grad()
+        losses[s] = total
+    return losses
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [make_train(), train_fused_window_loader, train_accumulated],
+    ids=["reference", "fused_window_loader", "accumulated"],
+)
+def test_correct_fixes_pass(answer):
+    result = run(FIX, answer)
+    assert result.passed, result.message
+    assert "counts, not timings" in result.message and "Speed is not judged" in result.message
+
+
+FIX_HINTS = {
+    "loader": "tokenise the text once",
+    "host_sync": "read the losses once, after the loop",
+    "fp32": "every linear layer computed in fp32",
+    "small_batch": "an optimizer step saw only",
+    "optimizer_loop": "steps one parameter at a time",
+    "recompute": "recomputed during backward",
+    "cast": "the model itself was cast",
+    "fp16": "computed in float16",
+    "no_step": "never called a torch.optim optimizer's step()",
+    "returns": "the script returns the loss of every step",
+    "learning": "no longer learns",
+}
+
+FIX_MISTAKES = {
+    "slow_loader_kept": (make_train(loader="slow"), "loader"),
+    "item_every_step": (make_train(sync="item"), "host_sync"),
+    "print_every_step": (make_train(sync="print"), "host_sync"),
+    "no_autocast": (make_train(autocast=None), "fp32"),
+    "tiny_batch": (make_train(batch=capstone_profile.SMALL_BATCH), "small_batch"),
+    "foreach_false": (make_train(foreach=False), "optimizer_loop"),
+    "foreach_default_on_cpu": (make_train(foreach=None), "optimizer_loop"),
+    "checkpointing_kept": (make_train(checkpointed=True), "recompute"),
+    "model_cast_to_bf16": (make_train(cast=torch.bfloat16), "cast"),
+    "fp16_autocast": (make_train(autocast=torch.float16), "fp16"),
+    "never_steps": (make_train(step=False), "no_step"),
+    "returns_none": (make_train(returns="none"), "returns"),
+    "learning_rate_zero": (make_train(lr=0.0), "learning"),
+}
+
+
+@pytest.mark.parametrize("name", FIX_MISTAKES)
+def test_wrong_fixes_fail_with_their_own_hint(name):
+    answer, kind = FIX_MISTAKES[name]
+    result = run(FIX, answer)
+    assert not result.passed and result.attempted, result.message
+    assert FIX_HINTS[kind] in result.message, result.message
+    for other, words in FIX_HINTS.items():
+        if other != kind:
+            assert words not in result.message, (other, result.message)
+
+
+def test_every_baseline_fails_the_fix_check_naming_only_its_own_problems():
+    """A planted script, handed in unfixed, is told exactly its planted problems."""
+    for seed in (0, 1):
+        script = capstone_profile.baseline(seed)
+        result = run(FIX, script.train)
+        assert not result.passed, result.message
+        for kind in capstone_profile.KINDS:
+            assert (FIX_HINTS[kind] in result.message) == (kind in script.kinds), (
+                kind,
+                result.message,
+            )
+
+
+# --- through the checker's own process -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("exercise_id", [DIAGNOSE, FIX])
+def test_stub_and_non_functions_never_raise(exercise_id):
+    result = gu.exercises.check(exercise_id, stub)
+    assert not result.passed and not result.attempted
+    assert "not attempted yet" in result.message
+    assert "Expected a function" in run(exercise_id, 42).message
+
+    def broken(*args):
+        raise ValueError("boom")
+
+    message = run(exercise_id, broken).message
+    assert "ValueError: boom" in message and "Traceback" not in message
+
+
+def train_forever(text, steps):
+    step = 0
+    while step < steps:
+        pass  # the step counter never advances
+    return []
+
+
+def test_an_endless_loop_is_stopped_with_its_line():
+    """Stopped by the checker's watchdog and reported with its line (the limit is shortened
+    here; the exercises' own limit keeps an endless loop under 20 s on an idle machine)."""
+    assert ch11_profile.TIME_LIMIT <= 15
+    start = time.perf_counter()
+    result = gu.exercises.check(FIX, train_forever, timeout=4)
+    assert not result.passed
+    assert "`while step < steps:`" in result.message, result.message
+    assert "never ends" in result.message
+    assert time.perf_counter() - start < 60
