@@ -36,6 +36,7 @@ __all__ = [
     "planted",
     "profile",
     "script",
+    "tokens_per_step",
 ]
 
 #: The kinds of problem a script can have (the names a diagnosis uses), each taught in chapter 11:
@@ -87,7 +88,7 @@ class TokenizingDataset(training.SlowTokenizingDataset):
 
 
 def _source(kinds: frozenset[str]) -> str:
-    batch = "SMALL_BATCH" if "small_batch" in kinds else "BATCH"
+    batch = SMALL_BATCH if "small_batch" in kinds else BATCH
     foreach = "False" if "optimizer_loop" in kinds else "True"
     lines = [
         "def train(text, steps):",
@@ -101,7 +102,7 @@ def _source(kinds: frozenset[str]) -> str:
         lines += [
             "    loader = torch.utils.data.DataLoader(",
             "        capstone_profile.TokenizingDataset(text),",
-            f"        batch_size=capstone_profile.{batch},",
+            f"        batch_size={batch},",
             "        shuffle=True,",
             "        generator=torch.Generator().manual_seed(0),",
             "    )",
@@ -113,9 +114,9 @@ def _source(kinds: frozenset[str]) -> str:
             "    data = T.encode(text)  # tokenised once",
             "    generator = torch.Generator().manual_seed(0)",
         ]
-        fetch = f"T.get_batch(data, capstone_profile.{batch}, capstone_profile.SEQ_LEN, generator)"
+        fetch = f"T.get_batch(data, {batch}, capstone_profile.SEQ_LEN, generator)"
     lines += ["    losses = []", "    for step in range(steps):"]
-    lines += [f"        x, y = (t.to(device) for t in {fetch})"]
+    lines += [f"        x, y = {fetch}", "        x, y = x.to(device), y.to(device)"]
     forward = (
         "_, loss = T.forward_checkpointed(model, x, y)"
         if "recompute" in kinds
@@ -193,3 +194,24 @@ def profile(train: Callable[[str, int], object], steps: int = 3, text: str | Non
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.synchronize()
     return prof
+
+
+def tokens_per_step(train: Callable[[str, int], object], text: str | None = None) -> int:
+    """Tokens a script's one training step feeds the model: ``train(text, 1)`` run once while a
+    hook counts the token ids the model embeds (every forward pass embeds its tokens once)."""
+    text = training.corpus() if text is None else text
+    seen = [0]
+
+    def count(module, args):
+        vocab = isinstance(module, torch.nn.Embedding) and module.num_embeddings == 256
+        if vocab and args and torch.is_grad_enabled():
+            seen[0] += args[0].numel()
+
+    from torch.nn.modules.module import register_module_forward_pre_hook
+
+    handle = register_module_forward_pre_hook(count)
+    try:
+        train(text, 1)
+    finally:
+        handle.remove()
+    return seen[0]

@@ -131,9 +131,10 @@ def _evidence(kinds: frozenset[str]) -> dict[str, str]:
         1 for e in events if e.name == "aten::item" and not _inside(e, "Optimizer.step")
     )
     items_in = count["aten::item"] - items_out
-    matmuls = [e for e in events if e.name in ("aten::addmm", "aten::mm") and e.input_dtypes]
-    float_mm = sum(1 for e in matmuls if "float" in e.input_dtypes)
-    bf16_mm = sum(1 for e in matmuls if "c10::BFloat16" in e.input_dtypes)
+    dtypes = {id(e): getattr(e, "input_dtypes", None) or [] for e in events}
+    matmuls = [e for e in events if e.name in ("aten::addmm", "aten::mm") and dtypes[id(e)]]
+    float_mm = sum(1 for e in matmuls if "float" in dtypes[id(e)])
+    bf16_mm = sum(1 for e in matmuls if "c10::BFloat16" in dtypes[id(e)])
     embed = next(
         (
             e.input_shapes[1]

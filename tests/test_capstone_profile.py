@@ -1,0 +1,56 @@
+"""gu.capstone_profile: the "profile first" capstone's scripts, planted by seed and not named."""
+
+import pytest
+
+from gpu_utils import capstone_profile as cp
+
+
+def test_a_seed_plants_three_kinds_the_same_way_every_time():
+    seen = set()
+    for seed in range(40):
+        kinds = cp.planted(seed)
+        assert len(kinds) == cp.N_PLANTED and kinds <= set(cp.KINDS)
+        assert cp.planted(seed) == kinds
+        seen.add(kinds)
+    assert len(seen) >= 10  # learners get different scripts
+    assert set().union(*seen) == set(cp.KINDS)
+
+
+def test_bad_seeds_and_kinds_are_refused_in_words():
+    with pytest.raises(TypeError, match="seed must be an int"):
+        cp.planted("7")
+    with pytest.raises(ValueError, match="unknown kinds"):
+        cp.script({"slow_loader"})
+
+
+def test_the_source_does_not_name_what_is_planted():
+    for seed in range(10):
+        source = cp.baseline(seed).source
+        for kind in cp.KINDS:
+            if kind != "loader":  # a DataLoader is code, not a label
+                assert kind not in source, (kind, source)
+        assert "SMALL" not in source and "planted" not in source
+
+
+@pytest.mark.parametrize("kind", cp.KINDS)
+def test_each_kind_changes_the_script(kind):
+    sound, planted = cp.script(set()).source, cp.script({kind}).source
+    assert sound != planted
+    words = {
+        "loader": "TokenizingDataset",
+        "host_sync": "loss.item()",
+        "fp32": "torch.autocast",  # the sound script has it, the planted one not
+        "small_batch": f"T.get_batch(data, {cp.SMALL_BATCH},",
+        "optimizer_loop": "foreach=False",
+        "recompute": "forward_checkpointed",
+    }[kind]
+    assert (words in planted) != (kind == "fp32") and (words in sound) == (kind == "fp32")
+
+
+def test_a_script_trains_and_tokens_per_step_counts_its_batch():
+    text = "The Zen of Python, by Tim Peters. Beautiful is better than ugly. " * 20
+    both = cp.script({"small_batch", "host_sync"})
+    losses = both.train(text, 2)
+    assert len(losses) == 2 and all(isinstance(v, float) for v in losses)
+    assert cp.tokens_per_step(both.train, text) == cp.SMALL_BATCH * cp.SEQ_LEN
+    assert cp.tokens_per_step(cp.script({"recompute"}).train, text) == cp.BATCH * cp.SEQ_LEN
