@@ -112,6 +112,10 @@ def _rank_main(rank: int, job: Job, run_dir: str) -> int:
     # The course uses the collective names that work across torch versions; newer versions
     # print a deprecation notice for some of them in every rank.
     warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch\.distributed")
+    warnings.filterwarnings("ignore", message=r".*torch\.distributed.* is deprecated")
+    # torch.distributed's own notice when a backward pass runs through dist.all_reduce (a
+    # gradient hook, an autograd.Function): printed by every rank, about torch's internals.
+    warnings.filterwarnings("ignore", message=r"c10d::\w+: an autograd kernel was not registered")
     outcome: dict[str, Any] = {"rank": rank}
     initialised = False
     try:

@@ -72,5 +72,13 @@ def test_no_speed_up_is_said_honestly_and_still_passes(monkeypatch):
 def test_check_runs_in_the_worker_process_within_its_time_limit():
     result = gu.exercises.check("ch11_fused_loss", loss_log_softmax)
     assert result.passed, result.message
-    for exercise_id in gu.exercises.ids("11_training_in_practice"):
+    for exercise_id in corpus.ANSWERS:
         assert gu.exercises.get(exercise_id).time_limit == capstone.TIME_LIMIT
+
+
+def test_a_ratio_within_the_repeats_noise_is_called_noise_and_ranks_nothing():
+    noisy = capstone._speed_text(1.8, "a step", "why.", spread=(0.4, 6.5))
+    assert "from 0.40x to 6.50x" in noisy and "within this machine's noise" in noisy
+    clear = capstone._speed_text(3.0, "a step", "why.", spread=(2.1, 4.0))
+    assert "noise" not in clear and "not held against you" not in clear
+    assert capstone._ratio_range([2.0, 3.0], [1.0, 1.5]) == (2.0 / 1.5, 3.0)

@@ -124,11 +124,12 @@ def timeout_result(exercise_id: str, n: int, error, answer, deadlock_hint: str):
             "run the check again in a moment.",
         )
     waiting = [r for r, w in where.items() if "waiting in dist." in w]
-    running = {
-        r: int(m.group("line"))
+    found = {
+        r: m
         for r, w in where.items()
         if r not in waiting and (m := _AT_LINE.search(w)) and w.startswith("at ")
     }
+    running = {r: int(m.group("line")) for r, m in found.items()}
     looping = [r for r in getattr(error, "looping", []) if r in running] or (
         list(running) if not waiting else []
     )
@@ -140,7 +141,9 @@ def timeout_result(exercise_id: str, n: int, error, answer, deadlock_hint: str):
         spent = f"{busy:.0f} s of processor time" if busy else f"{error.timeout:g} s"
         what = (
             f"With {n} ranks, rank {rank} was still running your code after {spent}, at line "
-            f"{line}" + (f": `{source}`" if source else "") + ", so the checker stopped it."
+            f"{line} of `{found[rank].group('name')}`"
+            + (f": `{source}`" if source else "")
+            + ", so the checker stopped it."
         )
         if waiting:
             what += (

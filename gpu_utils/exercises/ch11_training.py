@@ -143,8 +143,20 @@ def _not_callable(exercise_id: str, answer) -> CheckResult | None:
     )
 
 
+#: The range of baseline/yours ratios over the last timing's repeats (slowest and fastest
+#: pairings), for :func:`_speed_text`; None when the timing had no repeats to compare.
+_last_range: tuple[float, float] | None = None
+
+
+def _ratio_range(baseline: list[float], yours: list[float]) -> tuple[float, float] | None:
+    if len(baseline) < 2 or len(yours) < 2 or min(yours) <= 0:
+        return None
+    return min(baseline) / max(yours), max(baseline) / min(yours)
+
+
 def _interleaved(fns: dict[str, callable], repeat: int = 5) -> dict[str, float]:
     """Median seconds of each zero-argument function, timed in alternation after one warm-up."""
+    global _last_range
     for fn in fns.values():
         fn()
     times: dict[str, list[float]] = {k: [] for k in fns}
@@ -153,15 +165,33 @@ def _interleaved(fns: dict[str, callable], repeat: int = 5) -> dict[str, float]:
             start = time.perf_counter()
             fn()
             times[k].append(time.perf_counter() - start)
+    if "baseline" in times and "yours" in times:
+        _last_range = _ratio_range(times["baseline"], times["yours"])
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def _speed_text(ratio: float, what: str, why_not: str) -> str:
+def _speed_text(ratio: float, what: str, why_not: str, spread=None) -> str:
+    """The measured ratio, said plainly: an effect only when even the least favourable pairing
+    of repeats shows it; otherwise this machine's noise, which is not held against anyone."""
+    global _last_range
+    spread, _last_range = spread or _last_range, None
     text = (
         f"Speed-up over the baseline, measured now on this machine ({what}): {ratio:.2f}x "
-        "(median of interleaved repeats)."
+        "(median of interleaved repeats"
+        + (f"; from {spread[0]:.2f}x to {spread[1]:.2f}x across them" if spread else "")
+        + ")."
     )
-    if ratio < NOISE:
+    if spread is None:
+        text += (
+            " One run each cannot tell an effect from this machine's noise, so this ranks "
+            f"nothing and is not held against you: {why_not}"
+        )
+    elif spread[0] <= 1.0 <= spread[1]:
+        text += (
+            " That range includes 1x: within this machine's noise, no speed-up or slow-down "
+            f"is measured here, and that is not held against you: {why_not}"
+        )
+    elif ratio < NOISE:
         text += f" That is no clear speed-up here, which is not held against you: {why_not}"
     return text
 
@@ -779,6 +809,7 @@ def _run_bf16(exercise_id: str, answer) -> CheckResult:
             "once, as the baseline does; only the forward pass goes under autocast.",
         )
     ratio = statistics.median(times["baseline"][1:]) / statistics.median(times["yours"][1:])
+    spread = _ratio_range(times["baseline"][1:], times["yours"][1:])
     return passed(
         exercise_id,
         f"Matmuls in bf16, weights in fp32, and after {AMP_STEPS} steps your loss is {mine:.3g} "
@@ -788,6 +819,7 @@ def _run_bf16(exercise_id: str, answer) -> CheckResult:
             "one training step",
             "bf16 is fast on hardware with bf16 matrix units (tensor cores, AMX); a CPU without "
             "them converts to fp32 and back, which can even be slower.",
+            spread,
         ),
     )
 

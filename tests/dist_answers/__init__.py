@@ -49,6 +49,8 @@ FORBIDDEN = (
     "[Gloo]",
     "connected to",
     "[c10d]",
+    "c10d::",
+    "is deprecated, use torch.distributed",
 )
 
 

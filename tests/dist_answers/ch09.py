@@ -583,7 +583,7 @@ ANSWERS = {
         wrong(
             "loop_in_step",
             "loop",
-            (LOOP, "`while"),
+            ("was still running your code after", "of `step`"),
             ZERO
             + """
             class ZeRO1(Base):
