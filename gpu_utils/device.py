@@ -15,8 +15,8 @@ from .specs import GpuSpec, match
 
 #: Text for notebooks: how fast the simulator is, so sizes and waits make sense.
 SIMULATOR_SPEED_NOTE = (
-    "The simulator runs about 10,000 CUDA threads per second, one block at a time, as Python "
-    "threads on the CPU: its timings are not GPU timings."
+    "The simulator runs about 10,000 CUDA threads per second, one block at a time,\n"
+    "as Python threads on the CPU: its timings are not GPU timings."
 )
 
 #: Source of the theoretical-bandwidth formula used below.
@@ -159,4 +159,5 @@ def banner() -> str:
     if runtime.mode == "gpu":
         info = device_info()
         return f"Mode: GPU ({info.name}, compute capability {info.compute_capability_str})."
-    return f"Mode: simulator ({runtime.mode_reason}). {SIMULATOR_SPEED_NOTE}"
+    # Two lines: one line of 185 characters breaks inside a word in JupyterLab's output area.
+    return f"Mode: simulator ({runtime.mode_reason}).\n{SIMULATOR_SPEED_NOTE}"
