@@ -567,7 +567,7 @@ def sync(paths: list[Path] | None = None, root: Path = ROOT) -> list[str]:
 
 
 README = ROOT / "README.md"
-_ROW = re.compile(r"^\| (\d\d) \| \[[^]]+\]\((notebooks/[^)]+\.ipynb)\)")
+_ROW = re.compile(r"^\| (\d\d[a-z]?) \| \[[^]]+\]\((notebooks/[^)]+\.ipynb)\)")
 README_PENDING = "once published"
 
 
