@@ -248,6 +248,13 @@ def _error_result(exercise_id: str, n: int, error, answer) -> CheckResult:
         )
     if "NoneType" in message:
         return failed(exercise_id, text, FROZEN_HINT)
+    if "Cannot use ReduceOp" in message or "Invalid reduce op" in message:
+        return failed(
+            exercise_id,
+            text,
+            "this PyTorch's gloo backend does not offer that reduction: all-reduce with the "
+            "default op (SUM) and divide by world_size.",
+        )
     if "attempting to assign a gradient of size" in message:
         return failed(
             exercise_id,
