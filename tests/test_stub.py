@@ -94,3 +94,17 @@ def test_a_stub_of_a_distributed_exercise_is_not_attempted_without_starting_proc
     monkeypatch.setattr(_isolation, "run_isolated", no_process)
     result = gu.exercises.check("tensor_parallel_mlp", StubModule)
     assert not result.attempted and "not attempted yet" in result.message
+
+
+def test_a_class_answer_sends_the_source_of_its_methods():
+    class Answer:
+        def step(self):
+            return 1
+
+        @staticmethod
+        def helper():
+            return 2
+
+    found = gu.exercises.sources(Answer)
+    assert __file__ in found
+    assert any("def step(self):" in line for line in found[__file__])

@@ -80,11 +80,17 @@ def _prepare(exercise: Exercise, answer: object) -> tuple[bytes | None, CheckRes
 def sources(answer: object) -> dict[str, list[str]]:
     """The text of the cell (or file) the answer's code comes from, keyed by the file name its
     code carries, for the checker's process to quote lines from."""
-    code = getattr(python_function(answer) or answer, "__code__", None)
-    if code is None:
-        return {}
-    module_globals = getattr(python_function(answer) or answer, "__globals__", None)
-    return {code.co_filename: linecache.getlines(code.co_filename, module_globals)}
+    if isinstance(answer, type):  # a class answer: the cells its methods come from
+        functions = [getattr(member, "__func__", member) for member in vars(answer).values()]
+    else:
+        functions = [python_function(answer) or answer]
+    found = {}
+    for function in functions:
+        code = getattr(function, "__code__", None)
+        if code is not None and code.co_filename not in found:
+            module_globals = getattr(function, "__globals__", None)
+            found[code.co_filename] = linecache.getlines(code.co_filename, module_globals)
+    return found
 
 
 def _value_check(exercise: Exercise, answer: object) -> CheckResult:
