@@ -88,3 +88,25 @@ def test_the_labs_solution_passes(exercise_id):
     checked, namespace = _cached_solution_cells(notebook)
     result = gu.exercises.check(exercise_id, namespace[checked[exercise_id]])
     assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [("unavailable", "no compiler here", None), ("RuntimeError", "the compiler crashed", None)],
+    ids=["unavailable", "compiler-failed"],
+)
+def test_compiles_for_a_gpu_is_said_only_when_the_compiler_accepted_it(monkeypatch, outcome):
+    from gpu_utils import triton_ir
+
+    if gu.runtime.mode != "simulator":
+        pytest.skip("the compile check runs only on the simulator")
+    reference = next(a for a in ch12.ANSWERS["triton_vector_add"] if a.name == "reference")
+    kernel = load("triton_vector_add", reference)
+    exercise = gu.exercises.get("triton_vector_add")
+    monkeypatch.setattr(triton_ir, "check", lambda *args, **kwargs: outcome)
+    result = exercise.run(kernel)
+    assert result.passed, result.message
+    assert "compiles for a GPU" not in result.message
+    monkeypatch.setattr(triton_ir, "check", lambda *args, **kwargs: None)
+    result = exercise.run(kernel)
+    assert result.passed and "It also compiles for a GPU (sm_80)." in result.message

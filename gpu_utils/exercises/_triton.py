@@ -601,14 +601,26 @@ def _changed_input(case: TritonCase, before: dict, after: dict) -> str | None:
 
 def compile_problem(function, case: TritonCase) -> tuple[str, str] | None:
     """(what, hint) when the kernel does not compile for a GPU, else None."""
+    return _compile_check(function, case)[0]
+
+
+def _compile_check(function, case: TritonCase) -> tuple[tuple[str, str] | None, bool]:
+    """(:func:`compile_problem`'s answer, whether the kernel was seen to compile for sm_80):
+    False as well when the compiler could not run here or itself failed."""
     from .. import triton_ir
 
     signature, constexprs = triton_ir.signature_of(
         function, list(case.args.values()), case.constexprs
     )
     outcome = triton_ir.check(function, signature, constexprs, "sm_80")
-    if outcome is None or outcome[0] == "unavailable":
-        return None
+    if outcome is None:
+        return None, True
+    if outcome[0] == "unavailable":
+        return None, False
+    return _compile_failure(function, outcome), False
+
+
+def _compile_failure(function, outcome) -> tuple[str, str] | None:
     kind, message, node_line = outcome
     if "ptxas" in message.lower() or "PTXAS" in kind:
         return (
@@ -742,13 +754,14 @@ def triton_exercise(
                     return result
         except NotAttempted:
             return not_attempted(id)
+        compiled = False
         if compiles and runtime.mode == "simulator":
-            problem = compile_problem(function, all_cases[0])
+            problem, compiled = _compile_check(function, all_cases[0])
             if problem is not None:
                 return failed(id, *problem)
         labels = "; ".join(case.label for case in all_cases)
         detail = f"Correct on {len(all_cases)} launches ({labels})."
-        if compiles and runtime.mode == "simulator":
+        if compiled:  # said only when the compiler ran and accepted it
             detail += " It also compiles for a GPU (sm_80)."
         return passed(id, detail)
 
