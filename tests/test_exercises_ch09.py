@@ -161,3 +161,24 @@ def test_state_counters_count_adam_moments_not_step_counters():
     assert gu.data_parallel.state_numel(Holder()) == 2 * 241
     assert gu.data_parallel.optimizer_state_bytes(optimizer) == 2 * 241 * 4
     assert gu.data_parallel.state_numel(object()) is None
+
+
+def test_a_rank_stopped_at_the_timeout_is_not_said_to_have_used_its_processor_time():
+    from gpu_utils.exercises._ranks import timeout_result
+
+    def answer(rank, world_size):
+        import time
+
+        time.sleep(100)
+
+    line = answer.__code__.co_firstlineno + 3
+    # stopped at the timeout, having used 0.04 s of processor time (it slept)
+    slept = gu.dist.RankTimeout([0], 10.0, {0: f"at answer (line {line})"}, {0: 0.04}, 1.5)
+    result = timeout_result("x", 2, slept, answer, "deadlock")
+    assert "after 10 s" in result.message, result.message
+    assert "processor time" not in result.message, result.message
+    # stopped for using more than the limit: its processor time is named
+    looped = gu.dist.RankTimeout([0], 10.0, {0: f"at answer (line {line})"}, {0: 1.62}, 1.5)
+    assert looped.looping == [0]
+    result = timeout_result("x", 2, looped, answer, "deadlock")
+    assert "after 1.6 s of processor time" in result.message, result.message

@@ -138,7 +138,10 @@ def timeout_result(exercise_id: str, n: int, error, answer, deadlock_hint: str):
         line = running[rank]
         source = source_line(answer, line)
         busy = error.cpu.get(rank) if getattr(error, "cpu", None) else None
-        spent = f"{busy:.0f} s of processor time" if busy else f"{error.timeout:g} s"
+        # Processor time only for a rank stopped for using too much of it: a rank stopped at the
+        # timeout may have used almost none (it slept, or waited for input).
+        stopped_busy = busy and rank in (getattr(error, "looping", None) or [])
+        spent = f"{busy:.1f} s of processor time" if stopped_busy else f"{error.timeout:g} s"
         what = (
             f"With {n} ranks, rank {rank} was still running your code after {spent}, at line "
             f"{line} of `{found[rank].group('name')}`"
