@@ -25,6 +25,7 @@ __all__ = [
     "NCCL_2_4_BLOG",
     "NCCL_LATENCY",
     "NCCL_TESTS",
+    "NCCL_TREE_LATENCY",
     "NCCL_TUNING",
     "OPS",
     "PATARASUK_YUAN_2009",
@@ -83,10 +84,13 @@ NCCL_TUNING = (
     "NCCL itself uses to pick an algorithm, tables baseLat and hwLat, Simple protocol"
 )
 
-#: Latencies in seconds of NCCL's own tuning model (NCCL_TUNING), Simple protocol: ``base`` once
-#: per collective, then per ring step ``NVLink`` (a hop inside a node) or ``network`` (a hop
-#: between nodes, InfiniBand or RoCE); the tree's network hop is the same 14 us there.
+#: Latencies in seconds of NCCL's own tuning model (NCCL_TUNING), Simple protocol, ring: ``base``
+#: once per collective (baseLat), then per ring step ``NVLink`` (a hop inside a node) or
+#: ``network`` (a hop between nodes, InfiniBand or RoCE) (hwLat).
 NCCL_LATENCY = {"base": 8.4e-6, "NVLink": 3.4e-6, "network": 14.0e-6}
+#: The same tables' tree column, Simple protocol: no base latency, 4 us per NVLink hop, 14 us
+#: per network hop.
+NCCL_TREE_LATENCY = {"base": 0.0, "NVLink": 4.0e-6, "network": 14.0e-6}
 
 
 def _check(op: str, nbytes: float, n: int) -> None:
@@ -292,10 +296,11 @@ def latency(op: str, n_gpus: int, *, gpus_per_node: int = 8) -> float:
     NCCL_TUNING's ring: ``base`` + one hop latency per step, the ring's (n-1) steps for an
     all-gather, reduce-scatter or all-to-all and 2 (n-1) for an all-reduce, of which (M-1), or
     2 (M-1), cross between the M nodes at the ``network`` latency and the rest stay on NVLink.
-    An all-reduce may instead take NCCL's tree, 2 ((D-1) NVLink + log2(M) network) hop
-    latencies for D GPUs per node; the smaller of the two is taken (NCCL picks per size, and
-    the tree wins where latency matters). Broadcast and reduce: a pipelined ring, base + hops.
-    Values in :data:`NCCL_LATENCY`.
+    An all-reduce may instead take NCCL's tree, 2 ((D-1) NVLink + floor(log2 M) network) hop
+    latencies for D GPUs per node (NCCL's log2i rounds down), with the tree's own figures; the
+    smaller of the two is taken (NCCL picks per size, and the tree wins where latency matters).
+    Broadcast and reduce: a pipelined ring, base + hops. Values in :data:`NCCL_LATENCY` (ring)
+    and :data:`NCCL_TREE_LATENCY` (tree).
     """
     _check(op, 0, n_gpus)
     if n_gpus == 1:
@@ -308,8 +313,9 @@ def latency(op: str, n_gpus: int, *, gpus_per_node: int = 8) -> float:
     ring = lat["base"] + (steps - inter) * lat["NVLink"] + inter * lat["network"]
     if op != "all_reduce":
         return ring
-    tree = lat["base"] + 2 * (
-        (per_node - 1) * lat["NVLink"] + math.ceil(math.log2(nodes)) * lat["network"]
+    tree_lat = NCCL_TREE_LATENCY
+    tree = tree_lat["base"] + 2 * (
+        (per_node - 1) * tree_lat["NVLink"] + (nodes.bit_length() - 1) * tree_lat["network"]
     )
     return min(ring, tree)
 

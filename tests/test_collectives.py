@@ -304,10 +304,14 @@ def test_latency_follows_nccl_tuning_ring_and_tree():
     # across 4 nodes of 8: 31 steps, 3 of them between nodes
     assert c.latency("reduce_scatter", 32) == pytest.approx(8.4e-6 + 28 * 3.4e-6 + 3 * 14e-6)
     # an all-reduce over 128 nodes, one GPU each: the ring's 254 network hops lose to the
-    # tree's 2 log2(128) = 14
+    # tree's 2 log2(128) = 14, at the tree's own figures (no base latency, NCCL's baseLat)
+    tree_lat = c.NCCL_TREE_LATENCY
+    assert (tree_lat["base"], tree_lat["NVLink"], tree_lat["network"]) == (0.0, 4e-6, 14e-6)
     ring = 8.4e-6 + 254 * 14e-6
-    tree = 8.4e-6 + 14 * 14e-6
+    tree = 14 * 14e-6
     assert c.latency("all_reduce", 128, gpus_per_node=1) == pytest.approx(min(ring, tree))
+    # 6 nodes of 8: the tree's 2 (7 NVLink + floor(log2 6) = 2 network) hops, NCCL's log2i
+    assert c.latency("all_reduce", 48) == pytest.approx(2 * (7 * 4e-6 + 2 * 14e-6))
     assert c.latency("all_reduce", 1) == 0.0
 
 
