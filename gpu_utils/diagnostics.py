@@ -353,7 +353,7 @@ def cuda_mismatch(
         f"install the CUDA {driver[0]} set: `{REINSTALL}` (it reads the driver and installs "
         f"{colab.lock_for(driver)}); or update the NVIDIA driver to 580 or newer"
         if where == "clone"
-        else install_fix(where, f"'numba-cuda[cu{driver[0]}]>=0.30,<0.31'")
+        else install_fix(where, f"'numba-cuda[cu{driver[0]}]{colab.NUMBA_CUDA_RANGE}'")
         + f" (the CUDA {driver[0]} build; remove packages built for a newer CUDA with "
         "`pip uninstall`)",
     )

@@ -486,13 +486,16 @@ def _plot(result: ThreadMap, max_annotated: int):
 
 
 def _cell_text(value: object) -> str:
-    if isinstance(value, float):
+    if isinstance(value, float | np.floating):
         return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
     return str(value)
 
 
 def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """Python or NumPy ints and floats (np.float32, np.int64 ...), not booleans."""
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+        value, bool | np.bool_
+    )
 
 
 class Table:

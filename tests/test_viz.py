@@ -325,3 +325,14 @@ def test_table_escapes_html_and_rejects_a_short_row():
     assert "&lt;b&gt;" in gu.viz.Table(["a"], [["<b>"]])._repr_html_()
     with pytest.raises(ValueError, match="each row needs 2 values"):
         gu.viz.Table(["a", "b"], [[1]])
+
+
+def test_table_formats_numpy_numbers_as_numbers():
+    import numpy as np
+
+    python = str(gu.viz.Table(["x", "n"], [[71.25, 3], [1234.5, 12]]))
+    numpy = str(
+        gu.viz.Table(["x", "n"], [[np.float32(71.25), np.int64(3)], [np.float64(1234.5), 12]])
+    )
+    assert numpy == python  # same digits, same right alignment
+    assert "True" in str(gu.viz.Table(["flag"], [[np.bool_(True)]]))
