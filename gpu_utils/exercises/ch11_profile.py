@@ -21,7 +21,6 @@ import collections
 import functools
 import math
 import os
-import traceback
 
 import torch
 
@@ -29,7 +28,7 @@ from .. import capstone_profile as cp
 from .. import gpt, training
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 from .ch11_training import TIME_LIMIT as _LAB_TIME_LIMIT
-from .ch11_training import _called_from_torch, _SyncCounter
+from .ch11_training import _called_from_torch, _line_of, _SyncCounter
 
 CHAPTER = "11_training_in_practice"
 #: Seconds of processor time a check may use, as for the rest of lab 11: a correct answer's
@@ -52,21 +51,6 @@ VOCAB = 256
 @functools.cache
 def _text() -> str:
     return training.corpus()
-
-
-def _line_of(error: BaseException) -> str:
-    """' (line N: `source`)' of the learner's innermost frame, when the traceback has one."""
-    torch_dir = os.path.dirname(torch.__file__)
-    course = os.path.dirname(os.path.dirname(__file__))
-    frames = [
-        f
-        for f in traceback.extract_tb(error.__traceback__)
-        if not f.filename.startswith((torch_dir, course)) and "/lib/python3" not in f.filename
-    ]
-    if not frames:
-        return ""
-    last = frames[-1]
-    return f" (line {last.lineno}" + (f": `{last.line.strip()}`)" if last.line else ")")
 
 
 def _call(exercise_id: str, function, *args):
