@@ -1,4 +1,4 @@
-"""Start a helper Python process that talks to this one over two private pipes.
+"""Start (and stop) a helper Python process that talks to this one over two private pipes.
 
 The checker's worker, the PTX compiler child and ``gu.dist``'s launcher all start this way: the
 child gets the file descriptors of its request pipe (to read) and result pipe (to write) as its
@@ -35,3 +35,13 @@ def start_child(args: list[str], **env: str) -> tuple[subprocess.Popen, Connecti
         Connection(request_write, readable=False),
         Connection(result_read, writable=False),
     )
+
+
+def stop_child(child: tuple[subprocess.Popen, Connection, Connection]) -> None:
+    """Close both pipes of a child :func:`start_child` made, kill it if it still runs, reap it."""
+    process, to_child, from_child = child
+    to_child.close()
+    from_child.close()
+    if process.poll() is None:
+        process.kill()
+    process.wait(5)

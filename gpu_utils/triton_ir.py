@@ -27,7 +27,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from ._child import start_child
+from ._child import start_child, stop_child
 from .pickling import dumps, python_function
 
 __all__ = [
@@ -129,13 +129,8 @@ def shutdown() -> None:
     """End the compiler's process."""
     global _child
     if _child is not None:
-        process, to_child, from_child = _child
-        _child = None
-        to_child.close()
-        from_child.close()
-        if process.poll() is None:
-            process.kill()
-        process.wait(5)
+        child, _child = _child, None
+        stop_child(child)
 
 
 atexit.register(shutdown)

@@ -18,7 +18,7 @@ import textwrap
 import threading
 from multiprocessing.connection import Connection
 
-from .._child import start_child
+from .._child import start_child, stop_child
 from ..pickling import dumps
 
 #: Seconds one compilation may take (the first includes numba's import).
@@ -78,13 +78,8 @@ def shutdown() -> None:
     """End the compiler's process."""
     global _child
     if _child is not None:
-        process, to_child, from_child = _child
-        _child = None
-        to_child.close()
-        from_child.close()
-        if process.poll() is None:
-            process.kill()
-        process.wait(5)
+        child, _child = _child, None
+        stop_child(child)
 
 
 atexit.register(shutdown)

@@ -12,7 +12,7 @@ import subprocess
 import threading
 from multiprocessing.connection import Connection
 
-from .._child import start_child
+from .._child import start_child, stop_child
 from ._registry import CheckResult
 
 #: A check's limit is processor time; on the clock it may take this many times longer.
@@ -29,14 +29,9 @@ def _start(mode: str) -> tuple[subprocess.Popen, Connection, Connection]:
 
 
 def _stop(mode: str) -> None:
-    process, to_worker, from_worker = _workers.pop(mode, (None, None, None))
-    if process is None:
-        return
-    to_worker.close()
-    from_worker.close()
-    if process.poll() is None:
-        process.kill()
-    process.wait(5)
+    worker = _workers.pop(mode, None)
+    if worker is not None:
+        stop_child(worker)
 
 
 def shutdown() -> None:
