@@ -9,8 +9,9 @@ fastest first. The cost model, and where each piece comes from:
   Korthikanti et al. 2022 for activations, with ``attention="flash"`` by default: a fused
   attention kernel keeps no s x s scores, Dao et al. 2022), the micro-batches in flight on the
   first pipeline stage (1F1B: min(p, m); interleaved: min(v m, v p + p - 1) model chunks, as
-  Megatron-LM's schedule and ``gu.pipeline.interleaved`` warm up), compared with
-  ``usable_memory`` x the GPU's HBM from ``gu.specs``;
+  Megatron-LM's schedule and ``gu.pipeline.interleaved`` warm up, or (v - 1) N + 2 p - 1 with
+  N >= p micro-batches per round for Llama 3's flexible schedule, :data:`SCHEDULES`), compared
+  with ``usable_memory`` x the GPU's HBM from ``gu.specs``;
 * compute time: the hardware FLOPs of ``gu.flops`` (6N + 12 L H Q T per token, 8N + 16 L H Q T
   with full recompute) at an assumed fraction ``mfu`` of the dense peak of ``gu.specs``, on the
   busiest pipeline stage (ceil(L/p) layers);
@@ -54,8 +55,11 @@ bubble is compute time lost, reported as ``bubble``). ``Layout.exposed`` says ho
 each link adds.
 
 What the model leaves out (so what it gets wrong): kernels' efficiency varies with their shapes
-(``mfu`` is one number for all layouts), the embedding and output layer's memory and time, the
-optimizer step, CPU overheads and stragglers, and network contention between jobs.
+(``mfu`` is one number for all layouts; :func:`implied_mfu` says what a published run implies:
+0.43-0.60 for Megatron-Core's nine published H100 runs, see tests/test_parallelism.py), the
+embedding and output layer's memory and time, the optimizer step, CPU overheads and
+stragglers, and network contention between jobs. :func:`best_layout` scores a published run
+whose paper gives the shape but not every setting.
 """
 
 from __future__ import annotations
@@ -71,12 +75,15 @@ __all__ = [
     "MODELS",
     "OVERLAP",
     "SCALING_BOOK",
+    "SCHEDULES",
     "Cluster",
     "Layout",
     "Model",
+    "best_layout",
     "critical_tokens_per_gpu",
     "evaluate",
     "format_seconds",
+    "implied_mfu",
     "plan",
 ]
 
@@ -86,6 +93,13 @@ SCALING_BOOK = (
 )
 RECOMPUTE = ("none", "selective", "full")
 ATTENTION = ("flash", "eager")
+#: Interleaved pipeline schedules. "megatron": Megatron-LM's (Narayanan et al. 2021, section
+#: 2.2.2), micro-batches in rounds of exactly p, so m must be a multiple of p. "flexible": the
+#: schedule Llama 3 introduced to lift that constraint (Dubey et al. 2024, section 3.3.2, Fig. 6:
+#: N micro-batches per round, N tunable), as PyTorch implements it
+#: (torch/distributed/pipelining/schedules.py, ScheduleInterleaved1F1B: max(1, m // p) rounds
+#: of N = m / rounds micro-batches, warm-up (v - 1) N + 2 (p - 1 - rank) forwards).
+SCHEDULES = ("megatron", "flexible")
 EXPOSED_TOLERANCE = 0.01  # exposed communication under 1% of the step does not name the bound
 TENSORS_PER_LAYER = 12  # QKV, projection, two MLP matrices, their 4 biases, 2 LayerNorms x 2
 #: The fraction of the compute beside which data-parallel traffic runs that actually hides it.
@@ -267,17 +281,25 @@ def _collective(
     )
 
 
-def _in_flight_chunks(pp: int, m: int, v: int) -> int:
+def _round(pp: int, m: int) -> int:
+    """Micro-batches per round of the flexible schedule (:data:`SCHEDULES`): N = m / max(1, m // p)."""
+    return m // max(1, m // pp)
+
+
+def _in_flight_chunks(pp: int, m: int, v: int, schedule: str = "megatron") -> int:
     """Model chunks (of L/(p v) layers each) whose activations the first stage holds at once:
     1F1B min(p, m) micro-batches (Narayanan et al. 2021, section 2.2.1); interleaved, Megatron's
     warm-up of 2(p - 1) + (v - 1) p forwards plus the one in flight, min(v m, v p + p - 1)
     (``gu.pipeline.in_flight(gu.pipeline.interleaved(p, m, v))[0]``), which is Korthikanti et
-    al. 2022's 1 + (p - 1)/(p v) times L layers when m is large, and v m chunks when it is not."""
+    al. 2022's 1 + (p - 1)/(p v) times L layers when m is large, and v m chunks when it is not.
+    The flexible schedule warms up (v - 1) N + 2 (p - 1) forwards with N >= p micro-batches per
+    round: never fewer chunks than Megatron's, more when N > p."""
     if pp == 1:
         return 1
     if v == 1:
         return min(pp, m)
-    return min(v * m, v * pp + pp - 1)
+    per_round = _round(pp, m) if schedule == "flexible" else pp
+    return min(v * m, (v - 1) * per_round + 2 * (pp - 1) + 1)
 
 
 def evaluate(
@@ -301,12 +323,15 @@ def evaluate(
     overlap: float = OVERLAP,
     tp_overlap: bool = False,
     latency: bool = True,
+    schedule: str = "megatron",
 ) -> Layout:
     """Memory and step time of one layout (see the module docstring for the model).
 
     ``interleave`` (v): virtual stages per GPU of the interleaved 1F1B schedule, which cuts the
     bubble to (p - 1)/(v m + p - 1) for v times as many pipeline sends (Narayanan et al. 2021,
-    section 2.2.2); like Megatron-LM and ``gu.pipeline.interleaved`` it needs m a multiple of p.
+    section 2.2.2); like Megatron-LM and ``gu.pipeline.interleaved`` it needs m a multiple of p
+    unless ``schedule="flexible"`` (:data:`SCHEDULES`: Llama 3's schedule, which needs m >= p
+    and m a multiple of its rounds, and keeps at least as many activations).
     Ranks are laid out TP innermost (consecutive GPUs), then PP, then DP, as Megatron-LM does.
     ``mfu``: the fraction of the dense peak the matmuls reach when nothing waits (an assumption
     to state; Llama 3 405B reports 38-43% end to end, Dubey et al. 2024 Table 4).
@@ -330,6 +355,8 @@ def evaluate(
         raise ValueError(f"recompute must be one of {RECOMPUTE}, got {recompute!r}")
     if attention not in ATTENTION:
         raise ValueError(f"attention must be one of {ATTENTION}, got {attention!r}")
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     if not 0 <= overlap <= 1:
         raise ValueError(f"overlap is a fraction between 0 and 1, got {overlap!r}")
     if interleave < 1 or (pp > 1 and math.ceil(model.layers / pp) < interleave):
@@ -349,10 +376,17 @@ def evaluate(
         )
     m = sequences // (dp * micro_batch_size)
     v = interleave if pp > 1 else 1
-    if v > 1 and m % pp:
+    if v > 1 and schedule == "megatron" and m % pp:
         raise ValueError(
             f"the interleaved schedule needs the micro-batches (m = {m}) to be a multiple of the "
-            f"pipeline stages (p = {pp}), as Megatron-LM and gu.pipeline.interleaved require"
+            f"pipeline stages (p = {pp}), as Megatron-LM and gu.pipeline.interleaved require; "
+            f'schedule="flexible" (Llama 3\'s) lifts this'
+        )
+    if v > 1 and schedule == "flexible" and (m < pp or m % max(1, m // pp)):
+        raise ValueError(
+            f"the flexible interleaved schedule needs at least p = {pp} micro-batches, in rounds "
+            f"of equal size (m = {m} is not a multiple of max(1, m // p) = {max(1, m // pp)}), "
+            "as PyTorch's ScheduleInterleaved1F1B requires"
         )
     s, b, h, L = model.seq_len, micro_batch_size, model.hidden, model.layers
     sp = sequence_parallel and tp > 1
@@ -374,7 +408,7 @@ def evaluate(
         dropout_masks=masks,
         attention=attention,
     )
-    activations = per_layer * layers_per_stage / v * _in_flight_chunks(pp, m, v)
+    activations = per_layer * layers_per_stage / v * _in_flight_chunks(pp, m, v, schedule)
     gathered = 2 * 2 * 12 * h * h / tp if zero == 3 else 0.0  # 2 layers gathered, bf16
     breakdown = {
         "parameters": state.parameters,
@@ -513,6 +547,13 @@ def critical_tokens_per_gpu(
     return flops.peak_flops(gpu, dtype) / link
 
 
+def _splits(pp: int, m: int, schedule: str) -> bool:
+    """Whether the interleaved ``schedule`` can run m micro-batches on p stages (evaluate's rule)."""
+    if schedule == "flexible":
+        return m >= pp and m % max(1, m // pp) == 0
+    return m % pp == 0
+
+
 def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
@@ -535,14 +576,21 @@ def plan(
     stays inside NVLink, SCALING_BOOK "Tensor Parallelism") and the number of heads; PP degrees
     are at most the number of layers (stages may be uneven, as Llama 3's were); DP is what is
     left. ZeRO-3 is left out when PP > 1 (DeepSpeed refuses it; ZeRO-2 stays, as FSDP runs it
-    with a pipeline), interleaved layouts when m is not a multiple of PP. Layouts that fit come
-    first, fastest first; then those that do not, smallest first. ``options`` go to
-    :func:`evaluate` (``mfu``, ``dtype``, ``usable_memory``, ``sequence_parallel``,
-    ``dropout_masks``, ``attention``, ``overlap``, ``tp_overlap``, ``latency``).
+    with a pipeline), interleaved layouts whose m the schedule cannot split (m not a multiple of
+    PP for Megatron's). With fused attention (``attention="flash"``, the default) selective
+    recomputation has nothing left to recompute, so it equals "none" and is listed once, as
+    "none". Layouts that fit come first, fastest first; then those that do not, smallest first.
+    ``options`` go to :func:`evaluate` (``mfu``, ``dtype``, ``usable_memory``,
+    ``sequence_parallel``, ``dropout_masks``, ``attention``, ``overlap``, ``tp_overlap``,
+    ``latency``, ``schedule``).
     """
     n = cluster.n_gpus
     sequences = global_batch_tokens // model.seq_len
     max_tp = cluster.gpus_per_node if max_tp is None else max_tp
+    schedule = options.get("schedule", "megatron")
+    recompute = tuple(recompute)
+    if options.get("attention", "flash") == "flash" and "none" in recompute:
+        recompute = tuple(r for r in recompute if r != "selective")  # the same as "none"
     layouts = []
     for tp in _divisors(n):
         if tp > max_tp or model.heads % tp or model.hidden % tp:
@@ -561,7 +609,7 @@ def plan(
                 virtual = [
                     v
                     for v in interleave
-                    if v == 1 or (pp > 1 and v <= model.layers // pp and m % pp == 0)
+                    if v == 1 or (pp > 1 and v <= model.layers // pp and _splits(pp, m, schedule))
                 ]
                 for stage, r, v in itertools.product(stages, recompute, virtual):
                     layout = evaluate(
@@ -580,3 +628,83 @@ def plan(
                     layouts.append(layout)
     layouts.sort(key=lambda x: (not x.fits, x.step_time if x.fits else 0, x.memory_per_gpu))
     return layouts
+
+
+def best_layout(
+    model: Model,
+    cluster: Cluster,
+    global_batch_tokens: int,
+    *,
+    dp: int,
+    tp: int = 1,
+    pp: int = 1,
+    zero_stages=(0, 1, 2),
+    recompute=RECOMPUTE,
+    micro_batch_sizes=(1,),
+    interleave=(1, 2, 4),
+    **options,
+) -> Layout | None:
+    """The fastest layout that fits for one DP x TP x PP shape, over the ZeRO stages,
+    recomputation, micro-batch sizes and virtual stages given (the combinations :func:`evaluate`
+    refuses are skipped), or None when none fits. This is how a published run's layout is
+    scored when the paper names its shape but not every setting. ``options`` go to
+    :func:`evaluate`; a ``zero_stage`` among them (as in :data:`LLAMA3_SHARDING`) fixes the stage."""
+    if "zero_stage" in options:
+        zero_stages = (options.pop("zero_stage"),)
+    best = None
+    for zero, r, b, v in itertools.product(zero_stages, recompute, micro_batch_sizes, interleave):
+        try:
+            x = evaluate(
+                model,
+                cluster,
+                global_batch_tokens,
+                dp=dp,
+                tp=tp,
+                pp=pp,
+                zero_stage=zero,
+                recompute=r,
+                micro_batch_size=b,
+                interleave=v,
+                **options,
+            )
+        except ValueError:  # a micro-batch size or interleaving this batch cannot have
+            continue
+        if x.fits and (best is None or x.step_time < best.step_time):
+            best = x
+    return best
+
+
+def implied_mfu(
+    model: Model,
+    cluster: Cluster,
+    global_batch_tokens: int,
+    flops_per_gpu: float,
+    *,
+    dtype: str = "bf16",
+    **layout,
+) -> float:
+    """The ``mfu`` at which :func:`evaluate` gives ``layout`` a measured throughput of
+    ``flops_per_gpu`` model FLOP/s per GPU (``gu.flops.training_flops_per_token``): how fast a
+    published run's kernels must have run with nothing waiting, once the planner has charged
+    the layout's bubble and exposed communication. Compare it with the planner's assumed 0.5,
+    and with what other runs on the same GPU imply. Raises ValueError when even mfu = 1 falls
+    short: then the planner's other costs alone exceed the measured step."""
+    peak = flops.peak_flops(cluster.gpu, dtype)
+
+    def achieved(efficiency: float) -> float:
+        x = evaluate(model, cluster, global_batch_tokens, mfu=efficiency, dtype=dtype, **layout)
+        return x.mfu * peak
+
+    if not flops_per_gpu > 0:
+        raise ValueError(f"flops_per_gpu must be a positive FLOP/s figure, got {flops_per_gpu!r}")
+    if achieved(1.0) < flops_per_gpu:
+        raise ValueError(
+            f"{flops_per_gpu / 1e12:.0f} TFLOP/s per GPU is out of reach for this layout even with "
+            f"its matmuls at the full peak: the planner's bubble and exposed communication alone "
+            f"cap it at {achieved(1.0) / 1e12:.0f}"
+        )
+    low, high = 0.0, 1.0
+    for _ in range(60):  # bisection: achieved() grows with the efficiency
+        middle = (low + high) / 2
+        low, high = (middle, high) if achieved(middle) < flops_per_gpu else (low, middle)
+    return high

@@ -504,3 +504,147 @@ def test_layout_text_wraps_between_words_for_narrow_notebooks():
     assert "<table" in table._repr_html_() and "implied MFU" in table._repr_html_()
     text = repr(table)
     assert text.startswith("Llama 3 70B, 8 nodes") and all(len(t) <= 88 for t in text.splitlines())
+
+
+# NVIDIA/Megatron-LM README, images/model_table.png (commit f2e5db4, 2024-07-15, Megatron-Core
+# r0.8.0 on H100s; sequence 4096, vocabulary 131,072, DP 48, DP and TP communication overlapped):
+# parameters, heads, hidden, layers, TP, PP, GPUs, batch (sequences), model TFLOP/s per GPU.
+MEGATRON_CORE_H100 = [
+    (1.7e9, 16, 2048, 24, 1, 1, 48, 192, 408.8),
+    (7.1e9, 32, 4096, 30, 2, 1, 96, 192, 465.9),
+    (16e9, 48, 6144, 32, 4, 1, 192, 192, 489.1),
+    (32e9, 56, 7168, 48, 8, 1, 384, 192, 459.6),
+    (70e9, 64, 8192, 84, 8, 2, 768, 384, 419.7),
+    (119e9, 80, 10240, 92, 8, 4, 1536, 768, 420.5),
+    (177e9, 96, 12288, 96, 8, 6, 2304, 1152, 432.8),
+    (314e9, 128, 16384, 96, 8, 8, 3072, 1536, 474.4),
+    (462e9, 144, 18432, 112, 8, 16, 6144, 3072, 459.9),
+]
+
+
+@pytest.mark.parametrize("row", MEGATRON_CORE_H100, ids=lambda r: f"{r[0] / 1e9:g}B")
+def test_weak_scaling_against_megatron_core_on_h100(row):
+    """The planner's default efficiency (0.5) on H100s: each published row, with the runs' own
+    overlap flags and Megatron's distributed optimizer (ZeRO-1), and the fastest fitting choice
+    of virtual stages and recomputation (the table gives neither), comes within 20% of the
+    published model TFLOP/s per GPU; the efficiency each row implies lies within 0.4-0.65."""
+    params, heads, hidden, layers, tp, pp, n, batch, published = row
+    model = P.Model(params, layers, hidden, heads, 4096, 131072)
+    cluster, tokens = P.Cluster(H100, 8, n // 8), batch * 4096
+    flags = dict(overlap=1.0, tp_overlap=True)
+    x = P.best_layout(
+        model, cluster, tokens, dp=n // (tp * pp), tp=tp, pp=pp, zero_stages=(1,),
+        interleave=(1, 2, 3, 4, 6, 8), **flags,
+    )  # fmt: skip
+    got = x.mfu * gu.flops.peak_flops(H100) / 1e12
+    assert got == pytest.approx(published, rel=0.2)
+    e = P.implied_mfu(
+        model, cluster, tokens, published * 1e12, dp=x.dp, tp=tp, pp=pp, zero_stage=1,
+        recompute=x.recompute, interleave=x.interleave, **flags,
+    )  # fmt: skip
+    assert 0.4 < e < 0.65
+
+
+def test_implied_mfu_inverts_evaluate():
+    model = P.MODELS["Llama 3 70B"]
+    cluster = P.Cluster(H100, 8, 32)
+    layout = dict(dp=8, tp=8, pp=4, zero_stage=1, interleave=2)
+    for efficiency in (0.31, 0.5, 0.77):
+        x = P.evaluate(model, cluster, 4 * 2**20, mfu=efficiency, **layout)
+        measured = x.mfu * gu.flops.peak_flops(H100)
+        assert P.implied_mfu(model, cluster, 4 * 2**20, measured, **layout) == pytest.approx(
+            efficiency, rel=1e-6
+        )
+    best = P.evaluate(model, cluster, 4 * 2**20, mfu=1.0, **layout).mfu * gu.flops.peak_flops(H100)
+    with pytest.raises(ValueError, match="out of reach"):
+        P.implied_mfu(model, cluster, 4 * 2**20, 1.01 * best, **layout)
+    with pytest.raises(ValueError, match="positive"):
+        P.implied_mfu(model, cluster, 4 * 2**20, 0, **layout)
+
+
+def test_best_layout_is_the_fastest_fitting_evaluation():
+    model, cluster = P.MODELS["Llama 3 70B"], P.Cluster(H100, 8, 8)
+    x = P.best_layout(model, cluster, 2**20, dp=2, tp=8, pp=4)
+    candidates = []
+    for zero in (0, 1, 2):
+        for r in ("none", "selective", "full"):
+            for v in (1, 2, 4):
+                try:
+                    y = P.evaluate(model, cluster, 2**20, dp=2, tp=8, pp=4, zero_stage=zero,
+                                   recompute=r, interleave=v)  # fmt: skip
+                except ValueError:
+                    continue
+                if y.fits:
+                    candidates.append(y.step_time)
+    assert x.fits and x.step_time == min(candidates)
+    fixed = P.best_layout(model, cluster, 2**20, dp=2, tp=8, pp=4, zero_stage=2)
+    assert fixed.zero_stage == 2  # a zero_stage option fixes the stage
+    assert P.best_layout(P.MODELS["Llama 3 405B"], P.Cluster(H100, 8, 1), 2**20, dp=8) is None
+
+
+def _torch_flexible_in_flight(p, m, v):
+    """Model chunks PyTorch's ScheduleInterleaved1F1B (the flexible schedule Llama 3 introduced)
+    keeps in flight on rank 0: its own list of operations, forwards minus backwards."""
+    from torch.distributed.pipelining import schedules
+
+    s = object.__new__(schedules.ScheduleInterleaved1F1B)  # no process group needed
+    s.pp_group_size, s.n_local_stages, s.rank, s._n_microbatches = p, v, 0, m
+    s.number_of_rounds = max(1, m // p)
+    s.microbatches_per_round = m // s.number_of_rounds
+    held = peak = 0
+    for op in s._calculate_single_rank_operations(0):
+        kind = str(getattr(op, "computation_type", ""))
+        held += 1 if kind.endswith("FORWARD") and "BACKWARD" not in kind else 0
+        held -= 1 if "BACKWARD" in kind else 0
+        peak = max(peak, held)
+    return peak
+
+
+@pytest.mark.parametrize("p, m, v", [(4, 10, 2), (4, 8, 2), (8, 20, 2), (16, 24, 2), (16, 32, 2),
+                                     (16, 16, 4), (4, 12, 3)])  # fmt: skip
+def test_flexible_schedule_holds_what_pytorch_schedules(p, m, v):
+    """Llama 3's flexible interleaved schedule (schedule="flexible") runs m micro-batches that
+    are not a multiple of p, and holds as many chunks on the first stage as PyTorch's
+    implementation does: never fewer than Megatron's schedule would."""
+    held = _torch_flexible_in_flight(p, m, v)
+    assert held > 0 and P._in_flight_chunks(p, m, v, "flexible") == held
+    assert held >= P._in_flight_chunks(p, m, v, "megatron")
+    model = P.Model(params=20e9, layers=8 * p * v, hidden=4096, heads=32, seq_len=4096, vocab=0)
+    cluster = P.Cluster(H100, p, 1)
+    x = P.evaluate(model, cluster, m * 4096, dp=1, pp=p, interleave=v, schedule="flexible")
+    assert x.bubble == pytest.approx((p - 1) / (v * m + p - 1))
+    if m % p:
+        with pytest.raises(ValueError, match="flexible"):
+            P.evaluate(model, cluster, m * 4096, dp=1, pp=p, interleave=v)
+        plain = P.plan(model, cluster, m * 4096, zero_stages=(0,), micro_batch_sizes=(1,))
+        flexible = P.plan(model, cluster, m * 4096, zero_stages=(0,), micro_batch_sizes=(1,),
+                          schedule="flexible")  # fmt: skip
+        assert not any(y.interleave > 1 and y.pp == p for y in plain)
+        assert any(y.interleave == v and y.pp == p for y in flexible)
+
+
+def test_flexible_schedule_refuses_what_pytorch_refuses():
+    model = P.Model(params=7e9, layers=32, hidden=4096, heads=32, seq_len=4096, vocab=32000)
+    cluster = P.Cluster(H100, 8, 1)
+    for m in (3, 7):  # fewer micro-batches than stages
+        with pytest.raises(ValueError, match="at least p"):
+            P.evaluate(model, cluster, m * 4096, dp=1, pp=8, interleave=2, schedule="flexible")
+    with pytest.raises(ValueError, match="rounds"):  # 2 rounds cannot split 17 micro-batches
+        P.evaluate(model, cluster, 17 * 4096, dp=1, pp=8, interleave=2, schedule="flexible")
+    with pytest.raises(ValueError, match="schedule must be one of"):
+        P.evaluate(model, cluster, 16 * 4096, dp=1, pp=8, interleave=2, schedule="zigzag")
+
+
+def test_plan_lists_selective_recompute_once_with_flash_attention():
+    """With fused attention, selective recomputation equals none: plan() lists it once; with the
+    scores written out (eager) it is a layout of its own."""
+    model, cluster = P.MODELS["Llama 3 8B"], P.Cluster(H100, 8, 1)
+    flash = P.plan(model, cluster, 2**20)
+    assert {x.recompute for x in flash} == {"none", "full"}
+    x = P.evaluate(model, cluster, 2**20, dp=8, recompute="selective")
+    y = P.evaluate(model, cluster, 2**20, dp=8, recompute="none")
+    assert (x.memory_per_gpu, x.step_time) == (y.memory_per_gpu, y.step_time)
+    eager = P.plan(model, cluster, 2**20, attention="eager")
+    assert "selective" in {x.recompute for x in eager}
+    only = P.plan(model, cluster, 2**20, recompute=("selective",))
+    assert only and {x.recompute for x in only} == {"selective"}
