@@ -1162,26 +1162,38 @@ register(
 
 
 def _sp_answer() -> NumericAnswer:
-    s, b, h, a, t = 2048, 1, 12288, 96, 8
-    sbh = s * b * h
+    b, h, a, t = 1, 12288, 96, 8
+
+    def per_layer(s: int, parallel: float, scores: float) -> float:  # Korthikanti's s b h (...)
+        return s * b * h * (parallel + scores * 5 * a * s / h) / 1e6
+
+    s = 4096
     return NumericAnswer(
-        expected=sbh * (34 / t + 5 * a * s / (h * t)) / 1e6,
+        expected=per_layer(s, 34 / t, 1 / t),
         unit="MB",
         mistakes={
-            sbh * (10 + 24 / t + 5 * a * s / (h * t)) / 1e6: (
+            per_layer(s, 10 + 24 / t, 1 / t): (
                 "that is tensor parallelism without sequence parallelism: the 10 sbh of layer "
                 "norms and dropouts stay whole. Sequence parallelism divides them by t too."
             ),
-            sbh * (34 + 5 * a * s / h) / 1e6: "that is one GPU without any parallelism.",
-            sbh * 34 / t / 1e6: (
-                "that is with selective recomputation (the attention's 5as/h term is "
-                "recomputed); the question keeps every activation."
+            per_layer(s, 34, 1): "that is one GPU without any parallelism.",
+            per_layer(s, 34 / t, 0): (
+                "that leaves out the attention scores and softmax (the 5as/h term): selective "
+                "recomputation or a fused attention kernel would drop them, but the question keeps "
+                "every activation, the scores written out as Korthikanti et al. count them."
             ),
-            sbh * (34 / t + 5 * a * s / (h * t)) / 2**20: "MB here is 1e6 bytes, not 2**20.",
+            2 * per_layer(2048, 34 / t, 1 / t): (
+                "doubling chapter 10's 2,048-token figure grows every term with s, but the "
+                "attention scores are s x s per head: their term grows with s squared."
+            ),
+            per_layer(2048, 34 / t, 1 / t): (
+                "that is chapter 10's figure for 2,048-token sequences; this question's are 4,096."
+            ),
+            per_layer(s, 34 / t, 1 / t) * 1e6 / 2**20: "MB here is 1e6 bytes, not 2**20.",
         },
         hint=(
-            "Korthikanti et al. 2022, Table 2: with tensor and sequence parallelism, "
-            "s b h (34/t + 5 a s/(h t)) bytes per layer."
+            "chapter 10, section 3 (Korthikanti et al. 2022, Table 2): which terms does sequence "
+            "parallelism divide by t, and how does each term grow with the sequence length?"
         ),
     )
 
@@ -1192,10 +1204,10 @@ register(
         chapter=CHAPTER,
         title="Activation memory with tensor and sequence parallelism",
         question=(
-            "GPT-3 175B's layer (hidden h = 12288, a = 96 heads), sequence s = 2048, micro-batch "
+            "GPT-3 175B's layer (hidden h = 12288, a = 96 heads), sequence s = 4096, micro-batch "
             "b = 1, 16-bit activations, tensor parallelism t = 8 with sequence parallelism, no "
-            "recomputation: how many MB (1e6 bytes) of activations does one layer keep per GPU "
-            "for the backward pass?"
+            "recomputation and the attention scores written out (no fused attention): how many "
+            "MB (1e6 bytes) of activations does one layer keep per GPU for the backward pass?"
         ),
         answer=_sp_answer,
     )
