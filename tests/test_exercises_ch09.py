@@ -94,10 +94,13 @@ PSI, N = 7.5e9, 64
         ("zero2_memory_gb", 12, 11, "24.55 GB, over 24"),
         ("zero2_memory_gb", 12, 10, "GiB"),
         ("zero2_memory_gb", 12, 5, "that is ZeRO-3"),
-        ("zero3_traffic_gb", 44.3, 29.53, "data parallelism's all-reduce"),
-        ("zero3_traffic_gb", 44.3, 45.0, "(n - 1)/n"),
-        ("zero3_traffic_gb", 44.3, 88.59, "sent and received"),
-        ("zero3_traffic_gb", 44.3, 14.77, "that is one all-gather"),
+        # 4 micro-batches x (2 all-gathers + 1 reduce-scatter) x 15 GB x 63/64 = 177.2 GB
+        ("zero3_traffic_gb", 177.2, 44.3, "does not amortise"),
+        ("zero3_traffic_gb", 177.2, 29.53, "data parallelism's all-reduce"),
+        ("zero3_traffic_gb", 177.2, 132.9, "cannot accumulate the full gradient"),
+        ("zero3_traffic_gb", 177.2, 118.1, "reduce-scatter of each"),
+        ("zero3_traffic_gb", 177.2, 180.0, "(n - 1)/n"),
+        ("zero3_traffic_gb", 177.2, 354.4, "sent and received"),
     ],
 )
 def test_memory_questions(exercise_id, right, wrong, hint):
@@ -118,7 +121,14 @@ def test_memory_answers_agree_with_gu_memory():
     assert run("zero2_memory_gb", lambda: fewest(2)).passed
     assert "that is ZeRO-3" in run("zero2_memory_gb", lambda: fewest(3)).message
     ring = gu.collectives.bus_bandwidth_factor("all_gather", N)
-    assert run("zero3_traffic_gb", lambda: 3 * 2 * PSI * ring / 1e9).passed
+    assert run("zero3_traffic_gb", lambda: 4 * 3 * 2 * PSI * ring / 1e9).passed
+    # the planner's ZeRO-3 traffic (bytes per GPU, before the ring's (n - 1)/n) agrees
+    model = gu.parallelism.Model(PSI, 32, 4096, 32, 1024, 0)
+    x = gu.parallelism.evaluate(
+        model, gu.parallelism.Cluster("H100-SXM", 8, 8), N * 4 * 1024, dp=N, zero_stage=3
+    )
+    assert x.micro_batches == 4
+    assert run("zero3_traffic_gb", lambda: x.comm_bytes["dp"] * ring / 1e9).passed
 
 
 # --- gu.data_parallel, the pieces the checkers and chapter 09 share ------------------------------

@@ -892,6 +892,7 @@ register(
 # --- memory and traffic questions ---------------------------------------------------------------
 
 PSI, N_D = 7.5e9, 64  # the ZeRO paper's Figure 1 example: 7.5B parameters on 64 GPUs
+ZERO3_MICRO_BATCHES = 4  # lab 09 question 5: gradient accumulation over 4 micro-batches
 
 
 #: The ZeRO-2 question: the paper's 7.5B model on GPUs of 24 GB (1e9 bytes), fewest GPUs.
@@ -948,29 +949,48 @@ register(
 
 
 def _zero3_traffic_answer() -> NumericAnswer:
-    # ZeRO paper, section 7.2: ZeRO-3 moves 3 Psi (two parameter all-gathers, one gradient
-    # reduce-scatter) against 2 Psi for data parallelism; a ring moves (n - 1)/n of each.
-    nbytes = 2 * PSI
+    # ZeRO paper, section 7.2: ZeRO-3 moves 3 Psi per pass (two parameter all-gathers, one
+    # gradient reduce-scatter) against 2 Psi for data parallelism; with gradient accumulation it
+    # does so on every micro-batch (chapter 09's traffic table); a ring moves (n - 1)/n of each.
+    nbytes, m = 2 * PSI, ZERO3_MICRO_BATCHES
     fraction = (N_D - 1) / N_D
-    expected = 3 * nbytes * fraction / 1e9
+    one = nbytes * fraction / 1e9  # GB each GPU sends in one all-gather or reduce-scatter
     return NumericAnswer(
-        expected=expected,
+        expected=3 * m * one,
         unit="GB",
         mistakes={
-            2 * nbytes * fraction / 1e9: "that is data parallelism's all-reduce (2 Psi): ZeRO-3 "
-            "also gathers the parameters a second time, in the backward pass.",
-            3 * nbytes / 1e9: "close: each GPU already holds its own 1/64 of every all-gather "
-            "and reduce-scatter, so it sends (n - 1)/n of the data, not all of it.",
-            3 * 2 * nbytes * fraction / 1e9: "that is twice the answer: either bytes sent and "
-            "received counted together (each GPU receives as much as it sends; the question asks "
-            "what it sends), or 4-byte values where the parameters and gradients are bf16, "
-            "2 bytes.",
-            nbytes * fraction / 1e9: "that is one all-gather; ZeRO-3 does two (forward and "
-            "backward) plus a reduce-scatter of the gradients.",
+            3 * one: (
+                "that is one micro-batch's traffic. Gradient accumulation does not amortise "
+                "ZeRO-3: each GPU keeps only its shard of the parameters, so every micro-batch "
+                "gathers them again, forward and backward, and reduce-scatters its gradients."
+            ),
+            2 * one: (
+                "that is data parallelism's all-reduce (2 Psi), paid once per step after the "
+                "last micro-batch; ZeRO-3 pays its collectives on every micro-batch."
+            ),
+            (2 * m + 1) * one: (
+                "the parameters are gathered twice per micro-batch, right; but the gradients too "
+                "are reduce-scattered on every micro-batch: a GPU keeps only its shard, so it "
+                "cannot accumulate the full gradient first."
+            ),
+            2 * m * one: (
+                "that is the two all-gathers of every micro-batch; the reduce-scatter of each "
+                "micro-batch's gradients is missing."
+            ),
+            3 * m * nbytes / 1e9: (
+                "close: each GPU already holds its own 1/64 of every all-gather and "
+                "reduce-scatter, so it sends (n - 1)/n of the data, not all of it."
+            ),
+            2 * 3 * m * one: (
+                "that is twice the answer: either bytes sent and received counted together (each "
+                "GPU receives as much as it sends; the question asks what it sends), or 4-byte "
+                "values where the parameters and gradients are bf16, 2 bytes."
+            ),
         },
         hint=(
-            "per step: all-gather the parameters in the forward pass, again in the backward "
-            "pass, and reduce-scatter the gradients; each moves (n - 1)/n of 2 Psi bytes."
+            "which collectives does ZeRO-3 run for one micro-batch (chapter 09, its traffic "
+            "table), how many bytes does each GPU send in each of them on a ring, and how many "
+            "times per step?"
         ),
     )
 
@@ -982,8 +1002,8 @@ register(
         title="What ZeRO-3 sends per step",
         question=(
             "A 7.5-billion-parameter model with bf16 parameters and gradients is trained with "
-            "ZeRO-3 over 64 GPUs, ring collectives. How many GB (1e9 bytes) does each GPU send "
-            "per optimizer step?"
+            "ZeRO-3 over 64 GPUs, ring collectives, and 4 micro-batches of gradient accumulation "
+            "per optimizer step. How many GB (1e9 bytes) does each GPU send per optimizer step?"
         ),
         answer=_zero3_traffic_answer,
     )
