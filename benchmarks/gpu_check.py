@@ -351,6 +351,19 @@ def _env(plan: Plan, site: Path | None) -> dict[str, str]:
     return env
 
 
+def stop_leftovers(group: int) -> bool:
+    """Kill what is left of the process group ``group`` (a step started with
+    ``start_new_session``, so its id is the step's pid) once the step itself has exited: children
+    that outlive it would hold the GPU, ports or memory the next step needs. True if any were."""
+    try:
+        os.killpg(group, 0)  # raises when no process of the group is left
+    except (ProcessLookupError, PermissionError):
+        return False
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, 9)
+    return True
+
+
 def run_step(step: Step, env: dict[str, str], timeout: float, cwd: Path = ROOT) -> Step:
     """Run ``step.command`` with its output in ``step.log``, stopped after ``timeout`` s."""
     log = Path(step.log)
@@ -371,6 +384,8 @@ def run_step(step: Step, env: dict[str, str], timeout: float, cwd: Path = ROOT) 
             code = process.wait(timeout=timeout)
             step.status = "passed" if code == 0 else "failed"
             step.detail = "" if code == 0 else f"exit code {code}"
+            if stop_leftovers(process.pid):  # e.g. ranks or a kernel a notebook left running
+                out.write("\n[gpu-check] stopped the processes this step left running\n")
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, 9)  # the script and every process it started
@@ -585,6 +600,7 @@ def _benchmarks_only(python: str, dry_run: bool) -> int:
         try:
             if process.wait(timeout=limit) != 0:
                 failed.append(script.stem)
+            stop_leftovers(process.pid)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, 9)  # the script and the ranks it started

@@ -7,6 +7,8 @@ import shlex
 import subprocess
 import sys
 import tarfile
+import time
+from pathlib import Path
 
 import gpu_check  # benchmarks/gpu_check.py, on the path through pyproject.toml
 import pytest
@@ -181,6 +183,38 @@ def test_steps_pass_fail_time_out_or_are_skipped(tmp_path):
     slow = gpu_check.run_step(step("import time; time.sleep(30)"), {}, 0.5)
     assert slow.status == "timed out" and slow.seconds < 10
     assert gpu_check.run_step(step("print(1)"), {}, 0).status == "skipped"
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its new parent to reap it does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_a_step_that_exits_leaves_no_process_behind(tmp_path):
+    """A step whose own process exits while a child it started keeps running (a rank, a kernel):
+    the child is stopped before the next step, and the log says so."""
+    spawn = (
+        "import subprocess, sys; "
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']); "
+        "print('child', p.pid, flush=True)"
+    )
+    step = gpu_check.Step("s", [sys.executable, "-c", spawn], str(tmp_path / "s.log"))
+    assert gpu_check.run_step(step, {}, 30).status == "passed"
+    log = (tmp_path / "s.log").read_text()
+    pid = int(log.split("child ", 1)[1].split()[0])
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid)
+    assert "stopped the processes this step left running" in log
+    quiet = gpu_check.Step("q", [sys.executable, "-c", "print(1)"], str(tmp_path / "q.log"))
+    gpu_check.run_step(quiet, {}, 30)
+    assert "left running" not in (tmp_path / "q.log").read_text()
 
 
 @pytest.mark.parametrize("install_s", [0.0, 90.0])
