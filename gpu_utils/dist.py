@@ -231,6 +231,8 @@ def shutdown() -> None:
 #: What gloo and torch.distributed print in a rank on their own ("[Gloo] Rank 0 is connected
 #: to 1 peer ranks...", c10d's "[W1126 10:00:00.000 socket.cpp:...]"): kept, never printed.
 _LOG_LINE = re.compile(r"^\s*(\[Gloo\]|\[c10d\]|\[[WIEF]\d{4} [\d:.]+ .*\] )")
+#: A logged line that reports a failure: glog's error and fatal levels ([E...], [F...]).
+_LOG_ERROR = re.compile(r"^\s*\[[EF]\d{4} [\d:.]+ .*\] ")
 _log: list[str] = []
 
 
@@ -307,6 +309,7 @@ def _run_job(job: Job) -> list[Any]:
     # machine); from then on the run has its own timeout and the launcher its grace.
     deadline = time.monotonic() + LAUNCHER_START + job.timeout + LAUNCHER_GRACE
     last_error_line: dict[int, str] = {}
+    last_logged_error: dict[int, str] = {}
     _log.clear()
     try:
         launcher.to_launcher.send(job)
@@ -323,12 +326,11 @@ def _run_job(job: Job) -> list[Any]:
                 deadline = time.monotonic() + job.timeout + LAUNCHER_GRACE
             elif kind == "out":
                 _print_line(*message[1:])
-                if (
-                    message[2] == "stderr"
-                    and message[3].strip()
-                    and not _LOG_LINE.match(message[3])
-                ):
-                    last_error_line[message[1]] = message[3].strip()
+                text = message[3]
+                if message[2] == "stderr" and text.strip() and not _LOG_LINE.match(text):
+                    last_error_line[message[1]] = text.strip()
+                elif _LOG_ERROR.match(text):  # c10d's own error: kept unless the rank says more
+                    last_logged_error[message[1]] = text.strip()
             elif kind == "fail":
                 raise DistError(message[1])
             elif kind == "done":
@@ -341,6 +343,8 @@ def _run_job(job: Job) -> list[Any]:
     except BaseException:  # KeyboardInterrupt from the notebook's stop button, among others
         _stop_launcher()
         raise
+    for rank, line in last_logged_error.items():
+        last_error_line.setdefault(rank, line)
     return _outcome(outcomes, job.timeout, last_error_line, job.cpu_limit)
 
 

@@ -135,6 +135,26 @@ def test_a_crashed_rank_is_named():
     assert "exited with code 3" in str(caught.value)
 
 
+def test_a_crashed_rank_reports_the_error_torch_distributed_logged():
+    """A rank that dies right after c10d logs an error (glog's [E...] format, which gu.dist
+    keeps out of the notebook) is reported with that line: it is what explains the crash."""
+    logged = "[E1126 11:22:33.444555 123 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed"
+
+    def crash(rank, world_size):
+        import sys
+
+        if rank == 1:
+            print("[W1126 11:22:33.000000 123 socket.cpp:1] a warning first", file=sys.stderr)
+            print(logged, file=sys.stderr, flush=True)
+            os._exit(3)
+        dist.barrier()
+
+    with pytest.raises(gu.dist.RankError) as caught:
+        gu.dist.run(crash, 2, timeout=20)
+    assert caught.value.exc_type == "exited" and caught.value.last_output == logged
+    assert any(logged in line for line in gu.dist.log())
+
+
 def test_no_rank_outlives_its_run():
     pids = [r[3] for r in gu.dist.run(all_reduce_rank, 3, 0)]
     for pid in pids:
