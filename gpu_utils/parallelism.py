@@ -36,8 +36,8 @@ fastest first. The cost model, and where each piece comes from:
   while the last micro-batch's backward runs; ZeRO-2 reduce-scatters the gradients on *every*
   micro-batch (it keeps only its shard, so it cannot accumulate the full gradient: m x Ψ instead
   of Ψ) and all-gathers the updated parameters once; ZeRO-3 also all-gathers the parameters
-  for every micro-batch's forward and backward (and recomputed forward), tensor by tensor (12
-  tensors per layer, ``gu.gpt.layer_params``), so its 3 Ψ (4 Ψ with full recompute) of
+  for every micro-batch's forward and backward (and recomputed forward), tensor by tensor
+  (``Model.tensors_per_layer``: 12 for GPT, 9 for Llama), so its 3 Ψ (4 Ψ with full recompute) of
   traffic is paid m times: gradient accumulation does not amortise it. DeepSpeed refuses
   ZeRO-2 and ZeRO-3 with pipeline parallelism (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and
   ZeRO-3 are incompatible with pipeline parallelism"); :func:`evaluate` refuses ZeRO-3 with a
@@ -101,7 +101,10 @@ ATTENTION = ("flash", "eager")
 #: of N = m / rounds micro-batches, warm-up (v - 1) N + 2 (p - 1 - rank) forwards).
 SCHEDULES = ("megatron", "flexible")
 EXPOSED_TOLERANCE = 0.01  # exposed communication under 1% of the step does not name the bound
-TENSORS_PER_LAYER = 12  # QKV, projection, two MLP matrices, their 4 biases, 2 LayerNorms x 2
+#: Parameter tensors per layer ZeRO-3 gathers one by one, unless the Model says otherwise:
+#: GPT's (Megatron-LM): fused QKV, projection, two MLP matrices, their 4 biases, 2 LayerNorms
+#: (weight and bias). Llama's are 9 (``Model.tensors_per_layer``).
+TENSORS_PER_LAYER = 12
 #: The fraction of the compute beside which data-parallel traffic runs that actually hides it.
 #: 0 by default: what Megatron-LM does out of the box (megatron/core/distributed/
 #: distributed_data_parallel_config.py: overlap_grad_reduce, overlap_param_gather and
@@ -123,7 +126,11 @@ def _bucket_params(dp: int) -> float:
 class Model:
     """A dense decoder: ``params`` (all of them), ``layers``, ``hidden``, ``heads``,
     ``seq_len`` (tokens per sequence) and ``vocab``; ``dropout``: whether it trains with
-    dropout (GPT-3 and Megatron's models do; Llama does not, so no dropout masks are kept)."""
+    dropout (GPT-3 and Megatron's models do; Llama does not, so no dropout masks are kept);
+    ``tensors_per_layer``: the parameter tensors of one layer, which ZeRO-3 gathers one
+    collective each (GPT's 12, :data:`TENSORS_PER_LAYER`; Llama's 9: the q, k, v, o, gate, up
+    and down projections and two RMSNorm weights, no biases, as Hugging Face's
+    LlamaDecoderLayer holds them)."""
 
     params: float
     layers: int
@@ -132,6 +139,7 @@ class Model:
     seq_len: int
     vocab: int
     dropout: bool = True
+    tensors_per_layer: int = TENSORS_PER_LAYER
 
 
 #: Published shapes. GPT-3 175B: T. Brown et al., "Language Models are Few-Shot Learners",
@@ -144,9 +152,9 @@ class Model:
 #: does: :data:`LLAMA3_SHARDING`.
 MODELS = {
     "GPT-3 175B": Model(174.6e9, 96, 12288, 96, 2048, 51200),
-    "Llama 3 8B": Model(8.0e9, 32, 4096, 32, 8192, 128256, dropout=False),
-    "Llama 3 70B": Model(70.6e9, 80, 8192, 64, 8192, 128256, dropout=False),
-    "Llama 3 405B": Model(405e9, 126, 16384, 128, 8192, 128256, dropout=False),
+    "Llama 3 8B": Model(8.0e9, 32, 4096, 32, 8192, 128256, dropout=False, tensors_per_layer=9),
+    "Llama 3 70B": Model(70.6e9, 80, 8192, 64, 8192, 128256, dropout=False, tensors_per_layer=9),
+    "Llama 3 405B": Model(405e9, 126, 16384, 128, 8192, 128256, dropout=False, tensors_per_layer=9),
 }
 
 #: Llama 3's data parallelism (Dubey et al. 2024, section 3.3.2) as :func:`evaluate` options.
@@ -460,7 +468,7 @@ def evaluate(
     backward_window = overlap * backward_share * per_micro
     if zero == 3:
         gathers = 3 if recompute == "full" else 2  # forward, (recomputed forward), backward
-        tensors = layers_per_stage * TENSORS_PER_LAYER
+        tensors = layers_per_stage * model.tensors_per_layer
         gather = _collective("all_gather", grad_bytes, dp, dp_per_node, gpu, tensors, latency)
         scatter = _collective("reduce_scatter", grad_bytes, dp, dp_per_node, gpu, tensors, latency)
         one = gathers * gather + scatter  # every micro-batch

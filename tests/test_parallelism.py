@@ -222,6 +222,30 @@ def test_latency_makes_thousands_of_small_collectives_cost_seconds():
     assert gathers > 3 * without.comm_times["dp"]
 
 
+def test_zero3_gathers_each_parameter_tensor_of_the_model_s_own_layer():
+    """ZeRO-3 pays one collective per parameter tensor: a Llama layer has 9 (no biases, RMSNorm
+    weights only; counted on a real module), so its latency is 9/12 of a GPT layer's."""
+    import torch
+
+    llama = torch.nn.ModuleDict(
+        {name: torch.nn.Linear(8, 8, bias=False) for name in ("q", "k", "v", "o", "gate", "up",
+                                                              "down")}
+        | {"input_norm": torch.nn.RMSNorm(8), "post_attention_norm": torch.nn.RMSNorm(8)}
+    )  # fmt: skip
+    assert len(list(llama.parameters())) == P.MODELS["Llama 3 70B"].tensors_per_layer == 9
+    assert P.MODELS["GPT-3 175B"].tensors_per_layer == P.TENSORS_PER_LAYER == 12
+    model = P.MODELS["Llama 3 70B"]
+    as_gpt = P.Model(**{**model.__dict__, "tensors_per_layer": 12})
+    cluster, args = P.Cluster(H100, 8, 32), dict(dp=256, zero_stage=3, recompute="none")
+    latency = {}
+    for name, m in (("llama", model), ("gpt", as_gpt)):
+        with_latency = P.evaluate(m, cluster, 2**21, **args).comm_times["dp"]
+        latency[name] = (
+            with_latency - P.evaluate(m, cluster, 2**21, latency=False, **args).comm_times["dp"]
+        )
+    assert latency["llama"] == pytest.approx(latency["gpt"] * 9 / 12)
+
+
 def test_overlap_hides_data_parallel_traffic_up_to_the_compute_beside_it():
     model = P.MODELS["GPT-3 175B"]
     cluster = P.Cluster("A100-SXM4-80GB", 8, 96)
