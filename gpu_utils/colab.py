@@ -424,6 +424,18 @@ SETUP_FAILED = (
 )
 
 
+#: The exception the install block stops with: a RuntimeError that IPython shows as its message
+#: alone (IPython calls ``_render_traceback_`` instead of printing a traceback), so a learner on
+#: Colab sees what to do, and "Run all" still stops there.
+_STOP_CLASS = (
+    "\n"
+    "    class SetUpStop(RuntimeError):  # IPython shows its message alone, without a traceback\n"
+    "        def _render_traceback_(self):\n"
+    "            return [str(self)]\n"
+    "\n"
+)
+
+
 def install_block() -> str:
     """The lines the first code cell starts with (they do something only on Colab). Formatted as
     ``ruff format`` would, so that notebooks stay lint-clean."""
@@ -431,7 +443,8 @@ def install_block() -> str:
         return (
             f"{BLOCK_HEADER}\n{_DETECT}"
             "if ON_COLAB:\n"
-            "    raise RuntimeError(\n"
+            f"{_STOP_CLASS}"
+            "    raise SetUpStop(\n"
             f'        "{PENDING} Until then, run the course from a clone of its repository '
             '(make lab)."\n'
             "    )\n"
@@ -445,13 +458,14 @@ def install_block() -> str:
     return (
         f"{BLOCK_HEADER}\n{_DETECT}"
         f'if ON_COLAB and not os.path.exists("{MARKER}"):\n'
+        f"{_STOP_CLASS}"
         f"    # No finished clone of {REF} yet (none, or an interrupted one): clone it afresh.\n"
         f'    if not os.path.exists("{done}"):\n'
         f"        !{clone}\n"
         f"    %run {CLONE_DIR}/gpu_utils/colab.py install --ref {REF}\n"
         "    # %run does not stop on errors: stop here, before `import gpu_utils` fails obscurely.\n"
         f'    if not os.path.exists("{MARKER}"):\n'
-        "        raise RuntimeError(\n"
+        "        raise SetUpStop(\n"
         f'            "{SETUP_FAILED}"\n'
         "        )\n"
     )

@@ -269,6 +269,32 @@ def test_install_cell_of_an_unpublished_course_stops_on_colab(monkeypatch, unpub
     assert _run_install_block(monkeypatch, {}, False) == []
 
 
+@pytest.mark.parametrize("state", ["unpublished", "published"])
+def test_the_install_cell_stops_with_its_message_and_no_traceback(monkeypatch, capsys, state):
+    """In a real IPython shell the stop shows the message alone: no traceback, no frame of the
+    cell (IPython asks the exception for ``_render_traceback_``)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.setattr(colab, "REPOSITORY", "me/course" if state == "published" else None)
+    monkeypatch.setattr(colab, "REF", "v1.0" if state == "published" else None)
+    for key, value in ON_COLAB.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    shell = InteractiveShell.instance()
+    monkeypatch.setattr(shell, "system", lambda command: None)  # the clone: not here
+    monkeypatch.setattr(shell, "run_line_magic", lambda name, line: None)  # %run: fails quietly
+    try:
+        result = shell.run_cell(colab.install_block())
+    finally:
+        InteractiveShell.clear_instance()
+    shown = capsys.readouterr()
+    text = shown.out + shown.err
+    assert isinstance(result.error_in_exec, RuntimeError)  # "Run all" stops here
+    expected = colab.PENDING if state == "unpublished" else "set-up did not finish"
+    assert expected in text
+    assert "Traceback" not in text and "SetUpStop" not in text and "line " not in text
+
+
 @pytest.mark.parametrize(
     ("environ", "colab_module", "existing"),
     [
