@@ -110,3 +110,52 @@ def test_compiles_for_a_gpu_is_said_only_when_the_compiler_accepted_it(monkeypat
     monkeypatch.setattr(triton_ir, "check", lambda *args, **kwargs: None)
     result = exercise.run(kernel)
     assert result.passed and "It also compiles for a GPU (sm_80)." in result.message
+
+
+def test_a_compiled_kernel_reaches_the_checker_when_triton_was_imported_after_the_exercises(
+    tmp_path,
+):
+    """In GPU mode ``triton.jit`` makes a JITFunction, which holds locks and cannot be pickled as
+    it is: the checker teaches pickle to send it by its Python function, even when the notebook
+    imported triton only after ``gu.exercises`` had loaded (no GPU is needed to prepare it)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    (tmp_path / "kernel.py").write_text(
+        textwrap.dedent(
+            """
+            import triton
+            import triton.language as tl
+
+
+            @triton.jit
+            def add(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+                offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+                mask = offsets < n_elements
+                x = tl.load(x_ptr + offsets, mask=mask)
+                tl.store(out_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+            """
+        )
+    )
+    script = textwrap.dedent(
+        f"""
+        import os, pickle, sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        os.environ.pop("TRITON_INTERPRET", None)
+        import gpu_utils.exercises as ex
+        assert "triton" not in sys.modules
+        import kernel
+        assert type(kernel.add).__name__ == "JITFunction", type(kernel.add)
+        payload, problem = ex._prepare(ex.get("triton_vector_add"), kernel.add)
+        assert problem is None, problem
+        print(type(pickle.loads(payload)).__name__)
+        """
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if k != "TRITON_INTERPRET"}
+    env["GPU_COURSE_MODE"] = "gpu"  # JITFunction, as on a GPU; nothing here launches it
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "JITFunction"

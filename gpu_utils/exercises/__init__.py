@@ -66,6 +66,11 @@ def _prepare(exercise: Exercise, answer: object) -> tuple[bytes | None, CheckRes
                 f"Expected a CUDA kernel ({exercise.signature}), got {type(answer).__name__}.",
                 "pass the kernel itself: check(..., my_kernel), not my_kernel(...).",
             )
+    if (type(target).__module__ or "").startswith("triton"):
+        # triton may have been imported after the exercises were: teach pickle its kernels now
+        from ._triton import register_reducer
+
+        register_reducer()
     try:
         return dumps(target), None
     except Exception as error:  # an unpicklable global, such as a device array or an open file
