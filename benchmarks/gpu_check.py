@@ -384,7 +384,7 @@ def run_step(step: Step, env: dict[str, str], timeout: float, cwd: Path = ROOT) 
             code = process.wait(timeout=timeout)
             step.status = "passed" if code == 0 else "failed"
             step.detail = "" if code == 0 else f"exit code {code}"
-            if stop_leftovers(process.pid):  # e.g. ranks or a kernel a notebook left running
+            if stop_leftovers(process.pid):  # e.g. ranks or workers a benchmark left running
                 out.write("\n[gpu-check] stopped the processes this step left running\n")
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):

@@ -56,10 +56,10 @@ each link adds.
 
 What the model leaves out (so what it gets wrong): kernels' efficiency varies with their shapes
 (``mfu`` is one number for all layouts; :func:`implied_mfu` says what a published run implies:
-0.43-0.60 for Megatron-Core's nine published H100 runs, see tests/test_parallelism.py), the
-embedding and output layer's memory and time, the optimizer step, CPU overheads and
-stragglers, and network contention between jobs. :func:`best_layout` scores a published run
-whose paper gives the shape but not every setting.
+0.48-0.64 for Megatron-Core's nine published H100 runs, counted the planner's way, see
+tests/test_parallelism.py), the embedding and output layer's memory and time, the optimizer
+step, CPU overheads and stragglers, and network contention between jobs. :func:`best_layout`
+scores a published run whose paper gives the shape but not every setting.
 """
 
 from __future__ import annotations
@@ -128,9 +128,9 @@ class Model:
     ``seq_len`` (tokens per sequence) and ``vocab``; ``dropout``: whether it trains with
     dropout (GPT-3 and Megatron's models do; Llama does not, so no dropout masks are kept);
     ``tensors_per_layer``: the parameter tensors of one layer, which ZeRO-3 gathers one
-    collective each (GPT's 12, :data:`TENSORS_PER_LAYER`; Llama's 9: the q, k, v, o, gate, up
-    and down projections and two RMSNorm weights, no biases, as Hugging Face's
-    LlamaDecoderLayer holds them)."""
+    collective each (GPT's 12, :data:`TENSORS_PER_LAYER`; Llama's 9, no biases: wq, wk, wv,
+    wo, w1, w2, w3, attention_norm and ffn_norm in the TransformerBlock of Meta's reference
+    implementation, github.com/meta-llama/llama3, llama/model.py)."""
 
     params: float
     layers: int
@@ -338,8 +338,9 @@ def evaluate(
     ``interleave`` (v): virtual stages per GPU of the interleaved 1F1B schedule, which cuts the
     bubble to (p - 1)/(v m + p - 1) for v times as many pipeline sends (Narayanan et al. 2021,
     section 2.2.2); like Megatron-LM and ``gu.pipeline.interleaved`` it needs m a multiple of p
-    unless ``schedule="flexible"`` (:data:`SCHEDULES`: Llama 3's schedule, which needs m >= p
-    and m a multiple of its rounds, and keeps at least as many activations).
+    unless ``schedule="flexible"`` (:data:`SCHEDULES`: Llama 3's schedule, which needs m a
+    multiple of its rounds and keeps at least as many activations; with m < p it runs, but with
+    idle time in every round that the bubble formula does not count, so it is refused here).
     Ranks are laid out TP innermost (consecutive GPUs), then PP, then DP, as Megatron-LM does.
     ``mfu``: the fraction of the dense peak the matmuls reach when nothing waits (an assumption
     to state; Llama 3 405B reports 38-43% end to end, Dubey et al. 2024 Table 4).
@@ -390,11 +391,18 @@ def evaluate(
             f"pipeline stages (p = {pp}), as Megatron-LM and gu.pipeline.interleaved require; "
             f'schedule="flexible" (Llama 3\'s) lifts this'
         )
-    if v > 1 and schedule == "flexible" and (m < pp or m % max(1, m // pp)):
+    if v > 1 and schedule == "flexible" and m % max(1, m // pp):
         raise ValueError(
-            f"the flexible interleaved schedule needs at least p = {pp} micro-batches, in rounds "
-            f"of equal size (m = {m} is not a multiple of max(1, m // p) = {max(1, m // pp)}), "
-            "as PyTorch's ScheduleInterleaved1F1B requires"
+            f"the flexible interleaved schedule runs its micro-batches in rounds of equal size: "
+            f"m = {m} is not a multiple of max(1, m // p) = {max(1, m // pp)}, as PyTorch's "
+            "ScheduleInterleaved1F1B requires"
+        )
+    if v > 1 and schedule == "flexible" and m < pp:
+        raise ValueError(
+            f"m = {m} micro-batches on p = {pp} stages: the flexible schedule runs them (Llama 3 "
+            "introduced it partly for this), but each round then waits for its first "
+            "micro-batch to come back, an idle time the planner's bubble (p - 1)/(v m + p - 1) "
+            "does not count; this planner does not score it"
         )
     s, b, h, L = model.seq_len, micro_batch_size, model.hidden, model.layers
     sp = sequence_parallel and tp > 1
@@ -557,7 +565,7 @@ def critical_tokens_per_gpu(
 
 def _splits(pp: int, m: int, schedule: str) -> bool:
     """Whether the interleaved ``schedule`` can run m micro-batches on p stages (evaluate's rule)."""
-    if schedule == "flexible":
+    if schedule == "flexible":  # m < p runs too, but evaluate() does not score it
         return m >= pp and m % max(1, m // pp) == 0
     return m % pp == 0
 
@@ -656,9 +664,19 @@ def best_layout(
     recomputation, micro-batch sizes and virtual stages given (the combinations :func:`evaluate`
     refuses are skipped), or None when none fits. This is how a published run's layout is
     scored when the paper names its shape but not every setting. ``options`` go to
-    :func:`evaluate`; a ``zero_stage`` among them (as in :data:`LLAMA3_SHARDING`) fixes the stage."""
+    :func:`evaluate`; a ``zero_stage`` among them (as in :data:`LLAMA3_SHARDING`) fixes the stage.
+    Raises ValueError when the shape or an option is wrong (not "nothing fits")."""
     if "zero_stage" in options:
         zero_stages = (options.pop("zero_stage"),)
+    unknown = [r for r in recompute if r not in RECOMPUTE]
+    if unknown or not set(zero_stages) <= {0, 1, 2, 3}:
+        raise ValueError(
+            f"recompute choices must be among {RECOMPUTE} and ZeRO stages among 0-3, got "
+            f"{tuple(recompute)} and {tuple(zero_stages)}"
+        )
+    # The plainest layout of this shape: its errors (a shape that is not the cluster, an unknown
+    # option, a batch that does not split) are the caller's, not "nothing fits".
+    evaluate(model, cluster, global_batch_tokens, dp=dp, tp=tp, pp=pp, **options)
     best = None
     for zero, r, b, v in itertools.product(zero_stages, recompute, micro_batch_sizes, interleave):
         try:
@@ -695,8 +713,11 @@ def implied_mfu(
     ``flops_per_gpu`` model FLOP/s per GPU (``gu.flops.training_flops_per_token``): how fast a
     published run's kernels must have run with nothing waiting, once the planner has charged
     the layout's bubble and exposed communication. Compare it with the planner's assumed 0.5,
-    and with what other runs on the same GPU imply. Raises ValueError when even mfu = 1 falls
-    short: then the planner's other costs alone exceed the measured step."""
+    and with what other runs on the same GPU imply. Memory is not considered: check
+    ``evaluate(...).fits`` for that. Raises ValueError when even mfu = 1 falls short (then the
+    planner's other costs alone exceed the measured step) or when ``layout`` sets ``mfu``."""
+    if "mfu" in layout:
+        raise ValueError("implied_mfu finds the mfu: pass the layout without one")
     peak = flops.peak_flops(cluster.gpu, dtype)
 
     def achieved(efficiency: float) -> float:

@@ -97,8 +97,9 @@ PSI, N = 7.5e9, 64
         # 4 micro-batches x (2 all-gathers + 1 reduce-scatter) x 15 GB x 63/64 = 177.2 GB
         ("zero3_traffic_gb", 177.2, 44.3, "does not amortise"),
         ("zero3_traffic_gb", 177.2, 29.53, "data parallelism's all-reduce"),
-        ("zero3_traffic_gb", 177.2, 132.9, "cannot accumulate the full gradient"),
-        ("zero3_traffic_gb", 177.2, 118.1, "reduce-scatter of each"),
+        ("zero3_traffic_gb", 177.2, 132.9, "only its shard of the gradients"),
+        ("zero3_traffic_gb", 177.2, 118.1, "8 collectives"),
+        ("zero3_traffic_gb", 177.2, 165.0, "not 2**30"),
         ("zero3_traffic_gb", 177.2, 180.0, "(n - 1)/n"),
         ("zero3_traffic_gb", 177.2, 354.4, "sent and received"),
     ],

@@ -223,16 +223,10 @@ def test_latency_makes_thousands_of_small_collectives_cost_seconds():
 
 
 def test_zero3_gathers_each_parameter_tensor_of_the_model_s_own_layer():
-    """ZeRO-3 pays one collective per parameter tensor: a Llama layer has 9 (no biases, RMSNorm
-    weights only; counted on a real module), so its latency is 9/12 of a GPT layer's."""
-    import torch
-
-    llama = torch.nn.ModuleDict(
-        {name: torch.nn.Linear(8, 8, bias=False) for name in ("q", "k", "v", "o", "gate", "up",
-                                                              "down")}
-        | {"input_norm": torch.nn.RMSNorm(8), "post_attention_norm": torch.nn.RMSNorm(8)}
-    )  # fmt: skip
-    assert len(list(llama.parameters())) == P.MODELS["Llama 3 70B"].tensors_per_layer == 9
+    """ZeRO-3 pays one collective per parameter tensor of a layer: Llama's 9 (wq, wk, wv, wo,
+    w1, w2, w3, attention_norm, ffn_norm in Meta's reference model.py, no biases) against GPT's
+    12, so the latency of the same shape is 9/12 of a GPT layer's."""
+    assert P.MODELS["Llama 3 70B"].tensors_per_layer == 9
     assert P.MODELS["GPT-3 175B"].tensors_per_layer == P.TENSORS_PER_LAYER == 12
     model = P.MODELS["Llama 3 70B"]
     as_gpt = P.Model(**{**model.__dict__, "tensors_per_layer": 12})
@@ -240,9 +234,8 @@ def test_zero3_gathers_each_parameter_tensor_of_the_model_s_own_layer():
     latency = {}
     for name, m in (("llama", model), ("gpt", as_gpt)):
         with_latency = P.evaluate(m, cluster, 2**21, **args).comm_times["dp"]
-        latency[name] = (
-            with_latency - P.evaluate(m, cluster, 2**21, latency=False, **args).comm_times["dp"]
-        )
+        without = P.evaluate(m, cluster, 2**21, latency=False, **args).comm_times["dp"]
+        latency[name] = with_latency - without
     assert latency["llama"] == pytest.approx(latency["gpt"] * 9 / 12)
 
 
@@ -546,19 +539,31 @@ MEGATRON_CORE_H100 = [
 ]
 
 
+def megatron_core_flops_per_token(layers: int, hidden: int, seq: int, vocab: int) -> float:
+    """The count behind Megatron-Core's published TFLOP/s (megatron/training/training.py,
+    num_floating_point_operations, at the README commit): 72 L h^2 + 12 L h s + 6 h V per
+    token, the output layer counted and the input embedding (a lookup) not."""
+    return 72 * layers * hidden**2 + 12 * layers * hidden * seq + 6 * hidden * vocab
+
+
 @pytest.mark.parametrize("row", MEGATRON_CORE_H100, ids=lambda r: f"{r[0] / 1e9:g}B")
 def test_weak_scaling_against_megatron_core_on_h100(row):
     """The planner's default efficiency (0.5) on H100s: each published row, with the runs' own
     overlap flags and Megatron's distributed optimizer (ZeRO-1), and the fastest fitting choice
-    of virtual stages and recomputation (the table gives neither), comes within 20% of the
-    published model TFLOP/s per GPU; the efficiency each row implies lies within 0.4-0.65."""
+    of recomputation and of virtual stages Megatron accepts (v divides each stage's layers; the
+    table gives neither), comes within 20% of the published throughput, converted to the
+    planner's FLOP count; the efficiency each row implies lies within 0.45-0.7."""
     params, heads, hidden, layers, tp, pp, n, batch, published = row
     model = P.Model(params, layers, hidden, heads, 4096, 131072)
+    ours = gu.flops.training_flops_per_token(params, layers=layers, d_model=hidden, seq_len=4096)
+    published *= ours / megatron_core_flops_per_token(layers, hidden, 4096, 131072)
     cluster, tokens = P.Cluster(H100, 8, n // 8), batch * 4096
     flags = dict(overlap=1.0, tp_overlap=True)
+    virtual = [v for v in range(1, 9) if (layers // pp) % v == 0] if pp > 1 else [1]
+    assert layers % pp == 0  # Megatron's rule, which every row keeps
     x = P.best_layout(
         model, cluster, tokens, dp=n // (tp * pp), tp=tp, pp=pp, zero_stages=(1,),
-        interleave=(1, 2, 3, 4, 6, 8), **flags,
+        interleave=virtual, **flags,
     )  # fmt: skip
     got = x.mfu * gu.flops.peak_flops(H100) / 1e12
     assert got == pytest.approx(published, rel=0.2)
@@ -566,7 +571,7 @@ def test_weak_scaling_against_megatron_core_on_h100(row):
         model, cluster, tokens, published * 1e12, dp=x.dp, tp=tp, pp=pp, zero_stage=1,
         recompute=x.recompute, interleave=x.interleave, **flags,
     )  # fmt: skip
-    assert 0.4 < e < 0.65
+    assert 0.45 < e < 0.7
 
 
 def test_implied_mfu_inverts_evaluate():
@@ -636,7 +641,8 @@ def test_flexible_schedule_holds_what_pytorch_schedules(p, m, v):
     model = P.Model(params=20e9, layers=8 * p * v, hidden=4096, heads=32, seq_len=4096, vocab=0)
     cluster = P.Cluster(H100, p, 1)
     x = P.evaluate(model, cluster, m * 4096, dp=1, pp=p, interleave=v, schedule="flexible")
-    assert x.bubble == pytest.approx((p - 1) / (v * m + p - 1))
+    per_layer = gu.memory.activation_bytes_per_layer(4096, 1, 4096, 32, attention="flash")
+    assert x.memory_breakdown["activations"] == pytest.approx(per_layer * 8 * held)
     if m % p:
         with pytest.raises(ValueError, match="flexible"):
             P.evaluate(model, cluster, m * 4096, dp=1, pp=p, interleave=v)
@@ -647,16 +653,37 @@ def test_flexible_schedule_holds_what_pytorch_schedules(p, m, v):
         assert any(y.interleave == v and y.pp == p for y in flexible)
 
 
-def test_flexible_schedule_refuses_what_pytorch_refuses():
+def test_flexible_schedule_refusals():
+    """Rounds of unequal size are refused as PyTorch refuses them; fewer micro-batches than
+    stages run in PyTorch (Llama 3 wanted that), but every round then waits for its first
+    micro-batch to come back, an idle time the planner's bubble does not count: refused here,
+    saying so. An unknown schedule is named."""
+    from torch.distributed.pipelining import schedules
+
     model = P.Model(params=7e9, layers=32, hidden=4096, heads=32, seq_len=4096, vocab=32000)
     cluster = P.Cluster(H100, 8, 1)
-    for m in (3, 7):  # fewer micro-batches than stages
-        with pytest.raises(ValueError, match="at least p"):
-            P.evaluate(model, cluster, m * 4096, dp=1, pp=8, interleave=2, schedule="flexible")
-    with pytest.raises(ValueError, match="rounds"):  # 2 rounds cannot split 17 micro-batches
+    with pytest.raises(ValueError, match="rounds of equal size"):  # 2 rounds, 17 micro-batches
         P.evaluate(model, cluster, 17 * 4096, dp=1, pp=8, interleave=2, schedule="flexible")
+    s = object.__new__(schedules.ScheduleInterleaved1F1B)
+    s.pp_group_size, s.n_local_stages, s._n_microbatches = 8, 2, 17
+    s.number_of_rounds, s.microbatches_per_round = 2, 8
+    assert 17 % s.number_of_rounds  # what PyTorch's __init__ refuses: a remainder
+    for m in (3, 7):
+        assert _torch_flexible_in_flight(8, m, 2) > 0  # PyTorch schedules it
+        with pytest.raises(ValueError, match="does not count"):
+            P.evaluate(model, cluster, m * 4096, dp=1, pp=8, interleave=2, schedule="flexible")
     with pytest.raises(ValueError, match="schedule must be one of"):
         P.evaluate(model, cluster, 16 * 4096, dp=1, pp=8, interleave=2, schedule="zigzag")
+
+
+def test_best_layout_says_when_the_question_is_wrong_rather_than_nothing_fits():
+    model, cluster = P.MODELS["Llama 3 70B"], P.Cluster(H100, 8, 8)
+    for bad in (dict(dp=3, tp=8, pp=4), dict(dp=2, tp=8, pp=4, schedule="zigzag"),
+                dict(dp=2, tp=8, pp=4, overlap=2.0), dict(dp=2, tp=8, pp=4, recompute=("some",))):  # fmt: skip
+        with pytest.raises(ValueError):
+            P.best_layout(model, cluster, 2**20, **bad)
+    with pytest.raises(ValueError, match="without one"):
+        P.implied_mfu(model, cluster, 2**20, 1e14, dp=2, tp=8, pp=4, mfu=0.4)
 
 
 def test_plan_lists_selective_recompute_once_with_flash_attention():

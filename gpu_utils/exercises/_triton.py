@@ -57,7 +57,8 @@ def register_reducer() -> None:
     """Let a kernel travel to the checker's process by its Python function, rebuilt there with
     ``triton.jit`` in that process's mode: a compiled kernel (a ``JITFunction``) holds locks,
     and an interpreted one cannot be rebuilt attribute by attribute in every Triton version.
-    (Called when the chapter's exercises load; a notebook has imported triton by then.)"""
+    (Called when the chapter's exercises load, and again when a Triton answer is prepared for
+    the checker, in case the notebook imported triton only after the exercises.)"""
     for module, name in (
         ("triton.runtime.jit", "JITFunction"),
         ("triton.runtime.interpreter", "InterpretedFunction"),

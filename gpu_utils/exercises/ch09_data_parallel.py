@@ -969,14 +969,18 @@ def _zero3_traffic_answer() -> NumericAnswer:
                 "last micro-batch; ZeRO-3 pays its collectives on every micro-batch."
             ),
             (2 * m + 1) * one: (
-                "the parameters are gathered twice per micro-batch, right; but the gradients too "
-                "are reduce-scattered on every micro-batch: a GPU keeps only its shard, so it "
-                "cannot accumulate the full gradient first."
+                "the parameters are gathered twice per micro-batch, right; but here each GPU "
+                "keeps only its shard of the gradients, so every micro-batch's gradients are "
+                "reduce-scattered as they are produced. (Keeping full gradients until the last "
+                "micro-batch, as FSDP can, saves that traffic at the cost of their memory.)"
             ),
             2 * m * one: (
-                "that is the two all-gathers of every micro-batch; the reduce-scatter of each "
-                "micro-batch's gradients is missing."
+                "that is 8 collectives of 2 Psi bytes: either the two all-gathers of every "
+                "micro-batch without its reduce-scatter, or an all-reduce of the gradients on "
+                "every micro-batch. ZeRO-3 runs three per micro-batch: all-gather forward, "
+                "all-gather backward, reduce-scatter of the gradients."
             ),
+            3 * m * one * 1e9 / 2**30: "GB here is 1e9 bytes, not 2**30.",
             3 * m * nbytes / 1e9: (
                 "close: each GPU already holds its own 1/64 of every all-gather and "
                 "reduce-scatter, so it sends (n - 1)/n of the data, not all of it."
@@ -1003,7 +1007,8 @@ register(
         question=(
             "A 7.5-billion-parameter model with bf16 parameters and gradients is trained with "
             "ZeRO-3 over 64 GPUs, ring collectives, and 4 micro-batches of gradient accumulation "
-            "per optimizer step. How many GB (1e9 bytes) does each GPU send per optimizer step?"
+            "per optimizer step; each GPU keeps only its shard of the parameters and of the "
+            "gradients throughout. How many GB (1e9 bytes) does each GPU send per optimizer step?"
         ),
         answer=_zero3_traffic_answer,
     )
