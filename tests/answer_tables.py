@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from answer_corpus import assert_corpus_shape, assert_fails_with_its_own_hint
 
 import gpu_utils as gu
 
@@ -90,18 +91,12 @@ def kernel_table_tests(
     without the words of another mistake's hint, and no message shows a traceback or the
     simulator's internals. ``constants`` are the lab's module-level names (BLOCK, TILE, ...);
     ``elsewhere`` the chapter's kernel exercises whose corpus another test module holds."""
-    from kernel_answers import CORRECT, FORBIDDEN, load
+    from kernel_answers import FORBIDDEN, load
 
     def test_every_kernel_exercise_has_its_corpus():
         kernels = [e for e in gu.exercises.ids(chapter) if gu.exercises.get(e).kind == "kernel"]
         assert set(answers) == set(kernels) - set(elsewhere)
-        for exercise_id, table in answers.items():
-            names = [a.name for a in table]
-            assert len(names) == len(set(names)), f"{exercise_id}: answer names repeat"
-            mistakes = [a for a in table if a.kind != CORRECT]
-            assert sum(a.kind == CORRECT for a in table) >= 2, exercise_id
-            assert len(mistakes) >= 6, exercise_id
-            assert len({a.kind for a in mistakes}) >= 4, exercise_id
+        assert_corpus_shape(answers)
 
     @pytest.mark.parametrize("exercise_id, answer", _params(answers, correct=True))
     def test_alternative_correct_answers_pass(exercise_id, answer):
@@ -112,12 +107,7 @@ def kernel_table_tests(
     @pytest.mark.parametrize("exercise_id, answer", _params(answers, correct=False))
     def test_wrong_answers_fail_with_their_own_hint(exercise_id, answer):
         result = gu.exercises.check(exercise_id, load(exercise_id, answer, constants))
-        assert not result.passed, result.message
-        assert result.attempted, result.message
-        for words in answer.hints:
-            assert words in result.message, result.message
-        for words in answer.absent + FORBIDDEN:
-            assert words not in result.message, result.message
+        assert_fails_with_its_own_hint(result, answer, FORBIDDEN)
 
     return (
         test_every_kernel_exercise_has_its_corpus,
@@ -229,7 +219,7 @@ def dist_table_tests(chapter: str, answers: dict, module=None):
     four kinds; alternatives pass; each wrong answer fails with its own hint and without the
     words of others, no message shows a traceback, a private name of the checker or a gloo log
     line (nor does anything printed), and a looping answer is stopped within LOOP_SECONDS."""
-    from dist_answers import CORRECT, FORBIDDEN
+    from dist_answers import FORBIDDEN
 
     def test_every_code_exercise_has_its_corpus():
         def runs_code(exercise_id):  # a function exercise of ``module``, not a question
@@ -243,13 +233,7 @@ def dist_table_tests(chapter: str, answers: dict, module=None):
 
         code = [e for e in gu.exercises.ids(chapter) if runs_code(e)]
         assert set(answers) == set(code)
-        for exercise_id, table in answers.items():
-            names = [a.name for a in table]
-            assert len(names) == len(set(names)), f"{exercise_id}: answer names repeat"
-            mistakes = [a for a in table if a.kind != CORRECT]
-            assert sum(a.kind == CORRECT for a in table) >= 2, exercise_id
-            assert len(mistakes) >= 6, exercise_id
-            assert len({a.kind for a in mistakes}) >= 4, exercise_id
+        assert_corpus_shape(answers)
 
     @pytest.mark.parametrize("exercise_id, answer", _dist_params(answers, correct=True))
     def test_alternative_correct_answers_pass(exercise_id, answer, monkeypatch):
@@ -261,12 +245,7 @@ def dist_table_tests(chapter: str, answers: dict, module=None):
     @pytest.mark.parametrize("exercise_id, answer", _dist_params(answers, correct=False))
     def test_wrong_answers_fail_with_their_own_hint(exercise_id, answer, monkeypatch):
         result, seconds, printed = dist_verdict(exercise_id, answer, module, monkeypatch)
-        assert not result.passed, result.message
-        assert result.attempted, result.message
-        for words in answer.hints:
-            assert words in result.message, result.message
-        for words in answer.absent + FORBIDDEN:
-            assert words not in result.message, result.message
+        assert_fails_with_its_own_hint(result, answer, FORBIDDEN)
         for words in FORBIDDEN:
             assert words not in printed, (words, printed)
         if answer.kind == "loop":  # the promise holds on a machine not busy with other work

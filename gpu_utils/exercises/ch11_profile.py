@@ -28,7 +28,7 @@ from .. import capstone_profile as cp
 from .. import gpt, training
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 from .ch11_training import TIME_LIMIT as _LAB_TIME_LIMIT
-from .ch11_training import _called_from_torch, _line_of, _SyncCounter
+from .ch11_training import _called_from_torch, _line_of, _not_callable, _SyncCounter
 
 CHAPTER = "11_training_in_practice"
 #: Seconds of processor time a check may use, as for the rest of lab 11: a correct answer's
@@ -72,16 +72,6 @@ def _call(exercise_id: str, function, *args):
             f"Your function raised {type(error).__name__}: {text[:300]}{_line_of(error)}.",
             "run it yourself in a new cell to see the full traceback.",
         )
-
-
-def _not_callable(exercise_id: str, answer) -> CheckResult | None:
-    if callable(answer):
-        return None
-    return failed(
-        exercise_id,
-        f"Expected a function, got {type(answer).__name__}.",
-        "pass the function itself: check(..., my_function), not my_function(...).",
-    )
 
 
 # --- 1. the diagnosis ------------------------------------------------------------------------

@@ -12,11 +12,11 @@ the code's module is ``__main__``, so it travels to the ranks by value, as a not
 from __future__ import annotations
 
 import ast
-import linecache
-import textwrap
 from dataclasses import dataclass
 
-CORRECT = "correct"
+import answer_corpus
+
+CORRECT = answer_corpus.CORRECT
 
 #: The kinds of mistake, each with what it means; every wrong answer names one.
 KINDS = {
@@ -55,46 +55,19 @@ FORBIDDEN = (
 
 
 @dataclass(frozen=True)
-class Answer:
-    """One answer: ``source`` defines it (the last top-level ``def`` or ``class``); ``kind`` is
-    CORRECT or a key of KINDS; ``hints`` are words the message must contain, ``absent`` words it
-    must not (other mistakes' hints); ``run_timeout`` shortens the chapter's seconds per run for
-    a deadlock; ``worker`` checks through ``gu.exercises.check`` (the checker's own process and
-    its time limit) rather than in the test's process."""
+class Answer(answer_corpus.Answer):
+    """One answer (see ``answer_corpus.Answer``; a class is allowed as the last definition);
+    ``run_timeout`` shortens the chapter's seconds per run for a deadlock; ``worker`` checks
+    through ``gu.exercises.check`` (the checker's own process and its time limit) rather than in
+    the test's process."""
 
-    name: str
-    source: str
-    kind: str = CORRECT
-    hints: tuple[str, ...] = ()
-    absent: tuple[str, ...] = ()
     run_timeout: float | None = None
     worker: bool = False
 
-    def __post_init__(self) -> None:
-        if self.kind != CORRECT and self.kind not in KINDS:
-            raise ValueError(f"answer {self.name}: unknown kind {self.kind!r}")
-        if self.kind != CORRECT and not self.hints:
-            raise ValueError(f"answer {self.name}: a wrong answer asserts its hint")
+    KINDS = KINDS
 
 
-def right(name: str, source: str) -> Answer:
-    """A correct answer written differently from the solution: it must pass."""
-    return Answer(name, source)
-
-
-def wrong(
-    name: str,
-    kind: str,
-    hints: str | tuple[str, ...],
-    source: str,
-    *,
-    absent: tuple[str, ...] = (),
-    run_timeout: float | None = None,
-    worker: bool = False,
-) -> Answer:
-    """A known-wrong answer: it must fail, and its message must contain ``hints``."""
-    hints = (hints,) if isinstance(hints, str) else tuple(hints)
-    return Answer(name, source, kind, hints, tuple(absent), run_timeout, worker)
+right, wrong = answer_corpus.constructors(Answer)
 
 
 #: What a lab's first cells import before its answers are written.
@@ -109,12 +82,7 @@ PRELUDE = (
 
 def load(exercise_id: str, answer: Answer):
     """Compile ``answer`` as a notebook cell; return its last top-level function or class."""
-    text = textwrap.dedent(answer.source).strip("\n") + "\n"
-    filename = f"/tmp/ipykernel_corpus/{exercise_id}__{answer.name}.py"  # never on disk
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     namespace = {"__name__": "__main__"}
     exec(compile(PRELUDE, "<prelude>", "exec"), namespace)
-    exec(compile(text, filename, "exec"), namespace)
-    kinds = (ast.FunctionDef, ast.ClassDef)
-    names = [node.name for node in ast.parse(text).body if isinstance(node, kinds)]
-    return namespace[names[-1]]
+    defines = (ast.FunctionDef, ast.ClassDef)
+    return answer_corpus.compile_cell("ipykernel_corpus", exercise_id, answer, namespace, defines)

@@ -10,16 +10,14 @@ every line the checker quotes has to come from the cell's text it was given, as 
 
 from __future__ import annotations
 
-import ast
-import linecache
 import math
-import textwrap
 from dataclasses import dataclass
 
+import answer_corpus
 import numpy as np
 from numba import cuda, float32, float64, int32, uint32
 
-CORRECT = "correct"
+CORRECT = answer_corpus.CORRECT
 
 #: The kinds of mistake, each with what it means; every wrong answer names one.
 KINDS = {
@@ -48,42 +46,16 @@ WAITING_FOR_RACE = "waiting for warp-race"
 
 
 @dataclass(frozen=True)
-class Answer:
-    """One answer: ``source`` defines the kernel (the last top-level ``def``), ``kind`` is
-    CORRECT or a key of KINDS, ``hints`` are words the message must contain, ``absent`` words
-    it must not (the hint of a different mistake), ``waiting`` an xfail reason until a fix lands."""
+class Answer(answer_corpus.Answer):
+    """One answer (see ``answer_corpus.Answer``); ``waiting`` is an xfail reason until a fix
+    lands."""
 
-    name: str
-    source: str
-    kind: str = CORRECT
-    hints: tuple[str, ...] = ()
-    absent: tuple[str, ...] = ()
     waiting: str | None = None
 
-    def __post_init__(self) -> None:
-        if self.kind != CORRECT and self.kind not in KINDS:
-            raise ValueError(f"answer {self.name}: unknown kind {self.kind!r}")
-        if self.kind != CORRECT and not self.hints:
-            raise ValueError(f"answer {self.name}: a wrong answer asserts its hint")
+    KINDS = KINDS
 
 
-def right(name: str, source: str) -> Answer:
-    """A correct answer written differently from the solution: it must pass."""
-    return Answer(name, source)
-
-
-def wrong(
-    name: str,
-    kind: str,
-    hints: str | tuple[str, ...],
-    source: str,
-    *,
-    absent: tuple[str, ...] = (),
-    waiting: str | None = None,
-) -> Answer:
-    """A known-wrong answer: it must fail, and its message must contain ``hints``."""
-    hints = (hints,) if isinstance(hints, str) else tuple(hints)
-    return Answer(name, source, kind, hints, tuple(absent), waiting)
+right, wrong = answer_corpus.constructors(Answer)
 
 
 #: What a notebook cell of the labs has imported before it defines a kernel.
@@ -101,10 +73,5 @@ PRELUDE = {
 def load(exercise_id: str, answer: Answer, constants: dict | None = None):
     """Compile ``answer`` as a notebook cell and return what its last top-level ``def`` defines
     (a kernel, a device function, or a plain function if it has no decorator)."""
-    text = textwrap.dedent(answer.source).strip("\n") + "\n"
-    filename = f"/tmp/ipykernel_corpus/{exercise_id}__{answer.name}.py"  # never on disk
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     namespace = {"__name__": "__main__", **PRELUDE, **(constants or {})}
-    exec(compile(text, filename, "exec"), namespace)
-    names = [node.name for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)]
-    return namespace[names[-1]]
+    return answer_corpus.compile_cell("ipykernel_corpus", exercise_id, answer, namespace)

@@ -9,15 +9,14 @@ disk, so every line the checker quotes comes from the cell's text it was given.
 
 from __future__ import annotations
 
-import ast
-import linecache
 import math
-import textwrap
 from dataclasses import dataclass
+
+import answer_corpus
 
 from gpu_utils.exercises._triton import triton_module
 
-CORRECT = "correct"
+CORRECT = answer_corpus.CORRECT
 
 #: The kinds of mistake, each with what it means; every wrong answer names one.
 KINDS = {
@@ -45,33 +44,13 @@ FORBIDDEN = (
 
 
 @dataclass(frozen=True)
-class Answer:
-    """One answer: ``source`` defines the kernel (the last top-level ``def``); ``kind`` is
-    CORRECT or a key of KINDS; ``hints`` are words the message must contain, ``absent`` words
-    it must not."""
+class Answer(answer_corpus.Answer):
+    """One answer (see ``answer_corpus.Answer``)."""
 
-    name: str
-    source: str
-    kind: str = CORRECT
-    hints: tuple[str, ...] = ()
-    absent: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.kind != CORRECT and self.kind not in KINDS:
-            raise ValueError(f"answer {self.name}: unknown kind {self.kind!r}")
-        if self.kind != CORRECT and not self.hints:
-            raise ValueError(f"answer {self.name}: a wrong answer asserts its hint")
+    KINDS = KINDS
 
 
-def right(name: str, source: str) -> Answer:
-    """A correct answer written differently from the solution: it must pass."""
-    return Answer(name, source)
-
-
-def wrong(name: str, kind: str, hints, source: str, *, absent=()) -> Answer:
-    """A known-wrong answer: it must fail, and its message must contain ``hints``."""
-    hints = (hints,) if isinstance(hints, str) else tuple(hints)
-    return Answer(name, source, kind, hints, tuple(absent))
+right, wrong = answer_corpus.constructors(Answer)
 
 
 def edit(source: str, *replacements: tuple[str, str]) -> str:
@@ -88,10 +67,5 @@ def load(exercise_id: str, answer: Answer):
     triton = triton_module()
     import triton.language as tl
 
-    text = textwrap.dedent(answer.source).strip("\n") + "\n"
-    filename = f"/tmp/ipykernel_triton_corpus/{exercise_id}__{answer.name}.py"  # never on disk
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     namespace = {"__name__": "__main__", "triton": triton, "tl": tl, "math": math}
-    exec(compile(text, filename, "exec"), namespace)
-    names = [node.name for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)]
-    return namespace[names[-1]]
+    return answer_corpus.compile_cell("ipykernel_triton_corpus", exercise_id, answer, namespace)
