@@ -116,7 +116,7 @@ class CausalSelfAttention(nn.Module):
                 q, k, v, dropout_p=p if self.training else 0.0, is_causal=True
             )
         elif self.config.recompute == "selective" and torch.is_grad_enabled():
-            y = checkpoint(_attention_core, q, k, v, p, self.training, use_reentrant=True)
+            y = checkpoint(_attention_core, q, k, v, p, self.training, use_reentrant=False)
         else:
             y = _attention_core(q, k, v, p, self.training)
         y = y.transpose(1, 2).contiguous().view(b, s, h)
@@ -192,7 +192,7 @@ class GPT(nn.Module):
         x = self.drop(self.wte(idx) + self.wpe(pos))
         for block in self.blocks:
             if self.config.recompute == "full" and torch.is_grad_enabled():
-                x = checkpoint(block, x, use_reentrant=True)
+                x = checkpoint(block, x, use_reentrant=False)
             else:
                 x = block(x)
         logits = self.lm_head(self.ln_f(x))

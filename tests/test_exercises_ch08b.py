@@ -50,7 +50,7 @@ def step_zero_at_end(model, optimizer, tokens, targets):
     loss.backward()
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
-    return loss.detach()
+    return loss.detach().item()
 
 
 def step_model_zero_grad(model, optimizer, tokens, targets):
@@ -157,6 +157,56 @@ def step_returns_nothing(model, optimizer, tokens, targets):
     optimizer.step()
 
 
+def step_clipped(model, optimizer, tokens, targets):
+    """Issue 25.4: a habit of many engineers, clipping the global gradient norm to 1."""
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return loss.item()
+
+
+def step_clipped_by_hand(model, optimizer, tokens, targets):
+    """Clipping written out, to 0.5, gradients cleared at the end."""
+    _, loss = model(tokens, targets)
+    loss.backward()
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    total = torch.sqrt(sum((g**2).sum() for g in grads))
+    for g in grads:
+        g.mul_(min(1.0, 0.5 / float(total)))
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss.item()
+
+
+def step_halved(model, optimizer, tokens, targets):
+    """A common factor that is not clipping: the loss divided by 2."""
+    optimizer.zero_grad()
+    _, loss = model(tokens, targets)
+    (loss / 2).backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_returns_tensor(model, optimizer, tokens, targets):
+    """Issue 25.4: the loss tensor itself where a Python number is asked."""
+    optimizer.zero_grad()
+    _, loss = model(tokens, targets)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+def step_returns_detached(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    _, loss = model(tokens, targets)
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
+
+
 STEP_HINTS = [
     primer.NO_ZERO_GRAD,
     primer.STEP_BEFORE_BACKWARD,
@@ -167,6 +217,8 @@ STEP_HINTS = [
     primer.ITEM_TOO_EARLY,
     primer.DETACHED,
     primer.NOT_THE_OPTIMIZER,
+    primer.CLIPPED,
+    primer.RETURN_A_NUMBER,
 ]
 
 
@@ -189,12 +241,23 @@ def test_train_step_accepts_correct_answers(answer):
         (step_item_too_early, primer.ITEM_TOO_EARLY, "line "),
         (step_detached, primer.DETACHED, "does not require grad"),
         (step_new_optimizer, primer.NOT_THE_OPTIMIZER, "not through the optimizer"),
+        (step_clipped, primer.CLIPPED, "global norm is 1, this batch's is"),
+        (step_clipped_by_hand, primer.CLIPPED, "clipping to a norm of 0.5"),
+        (step_returns_tensor, primer.RETURN_A_NUMBER, "still attached to its autograd graph"),
+        (step_returns_detached, primer.RETURN_A_NUMBER, "returned a tensor of shape ()"),
     ],
 )
 def test_train_step_rejects_mistakes_with_their_hint(answer, hint, words):
     result = run("primer_train_step", answer)
     assert_only_hint(result, hint, STEP_HINTS)
     assert words in result.message, result.message
+
+
+def test_a_common_factor_that_is_not_clipping_is_not_called_clipping():
+    result = run("primer_train_step", step_halved)
+    assert not result.passed and "0.5 times those of the mean loss" in result.message
+    for hint in STEP_HINTS:
+        assert hint not in result.message, result.message
 
 
 def test_train_step_item_error_quotes_the_learners_line():
@@ -329,6 +392,46 @@ def block_no_transpose(block, x):
     return x + _mlp(block, block.ln2(x))
 
 
+def block_merge_without_transpose(block, x):
+    """Issue 25.3: heads merged with `(probs @ v).reshape(b, s, h)`, no transpose(1, 2)."""
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    q, k, v = block.attn.qkv(block.ln1(x)).split(h, dim=-1)
+    q, k, v = (t.view(b, s, a, h // a).transpose(1, 2) for t in (q, k, v))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(h // a)
+    probs = scores.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(1), float("-inf"))
+    x = x + block.attn.proj((probs.softmax(dim=-1) @ v).reshape(b, s, h))
+    return x + _mlp(block, block.ln2(x))
+
+
+def block_split_without_transpose(block, x):
+    """Heads split by a reshape to (b, a, s, d) with no transpose; merged correctly."""
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    q, k, v = (t.reshape(b, a, s, h // a) for t in block.attn.qkv(block.ln1(x)).chunk(3, -1))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    x = x + block.attn.proj(y.transpose(1, 2).reshape(b, s, h))
+    return x + _mlp(block, block.ln2(x))
+
+
+def block_merge_without_transpose_post_ln(block, x):
+    """Two mistakes: no known variant matches; the probe sees a partial leak, not a lost mask."""
+    x = block.ln1(x + block_merge_without_transpose(block, x) - x)
+    return block.ln2(x + _mlp(block, x))
+
+
+def block_mask_hides_too_little(block, x):
+    """triu(2): position t also sees t + 1. Only position s - 2 sees the last token."""
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    q, k, v = block.attn.qkv(block.ln1(x)).split(h, dim=-1)
+    q, k, v = (t.view(b, s, a, h // a).transpose(1, 2) for t in (q, k, v))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(h // a)
+    probs = scores.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(2), float("-inf"))
+    x = x + block.attn.proj((probs.softmax(dim=-1) @ v).transpose(1, 2).reshape(b, s, h))
+    return x + _mlp(block, block.ln2(x))
+
+
 def block_calls_attn(block, x):
     x = x + block.attn(block.ln1(x))
     return x + _mlp(block, block.ln2(x))
@@ -344,6 +447,7 @@ BLOCK_HINTS = [
     primer.NO_RESIDUAL,
     primer.NO_CAUSAL_MASK,
     primer.LOOKS_AHEAD,
+    primer.PARTIAL_LEAK,
     primer.MASKED_DIAGONAL,
     primer.SCALE,
     primer.SOFTMAX_DIM,
@@ -366,7 +470,11 @@ def test_block_accepts_correct_answers(answer):
         (block_post_ln, primer.POST_LN, "post-LN block"),
         (block_no_residual, primer.NO_RESIDUAL, "without the residual around attention"),
         (block_no_mask, primer.NO_CAUSAL_MASK, "without the causal mask"),
-        (block_post_ln_no_mask, primer.LOOKS_AHEAD, "changing only the last token"),
+        (block_post_ln_no_mask, primer.LOOKS_AHEAD, "at every earlier position"),
+        (block_merge_without_transpose, primer.HEADS_SHAPE, "without `transpose(1, 2)`"),
+        (block_split_without_transpose, primer.HEADS_SHAPE, "split by `view(b, n_heads"),
+        (block_merge_without_transpose_post_ln, primer.PARTIAL_LEAK, "but not at the others"),
+        (block_mask_hides_too_little, primer.PARTIAL_LEAK, "positions [3]"),
         (block_masked_diagonal, primer.MASKED_DIAGONAL, "NaN at position 0, and only there"),
         (block_scale_d_head, primer.SCALE, "divided by d_head"),
         (block_softmax_dim, primer.SOFTMAX_DIM, "dim=-2"),

@@ -7,13 +7,17 @@ model, in lockstep with a correct reference from the same seed. A hook on the op
 verdict compares them with the gradient of this batch's mean loss, with the gradients the
 previous call left behind and with their sum, so a hint names what happened: gradients added to
 the previous step's (no ``zero_grad``), a step before ``backward``, a ``zero_grad`` between the
-two, no step, a sum for a mean. Clearing the gradients at the start or at the end of the step
-both pass (chapter 09 does the first, chapter 11 the second).
+two, no step, a sum for a mean, gradients clipped (all scaled by one common factor below 1, to a
+global norm a person would type). Clearing the gradients at the start or at the end of the step
+both pass (chapter 09 does the first, chapter 11 the second); the loss comes back as a Python
+number, as the exercise asks (a tensor is refused with the reason).
 
 ``primer_block_forward`` compares the learner's forward with ``Block.forward`` on blocks whose
 parameters are random (so that a missing LayerNorm or bias shows), several shapes. Probes decide
-the hints: a change to the last token that moves earlier outputs is a missing causal mask; an
-output equal to a known variant (post-LN, no residual, no 1/sqrt(d_head) scale, ReLU...) names it.
+the hints: an output equal to a known variant (post-LN, no residual, no 1/sqrt(d_head) scale,
+ReLU, heads split or merged without a transpose...) names it; otherwise a change to the last token
+that moves every earlier output is a missing causal mask, and one that moves only some of them
+is a mask that hides too little or heads and positions mixed up (both named).
 """
 
 from __future__ import annotations
@@ -123,6 +127,16 @@ DETACHED = (
     "the loss has no path back to the parameters: it was computed from a `.detach()`ed tensor "
     "or under `torch.no_grad()`. Compute the logits and the loss with autograd on."
 )
+CLIPPED = (
+    "this exercise's step has no gradient clipping: remove `clip_grad_norm_` and let "
+    "`optimizer.step()` use the gradients of the mean loss as they are (clipping is a choice "
+    "of a training recipe, with its own threshold to tune, not part of every step)."
+)
+RETURN_A_NUMBER = (
+    "end with `return loss.item()`: the exercise asks for a Python number. A loss tensor kept "
+    "by the caller (a list of losses) also keeps its autograd graph alive unless detached, and "
+    "on a GPU it stays in device memory."
+)
 NOT_THE_OPTIMIZER = (
     "update the parameters with the optimizer you are given, `optimizer.step()`: a new "
     "optimizer (or a manual update) starts without the given one's momentum."
@@ -173,6 +187,13 @@ def _scale(got: dict, expected: dict) -> float:
 
 
 _ITEM_TEXTS = ("'float' object has no attribute", "'int' object has no attribute")
+
+
+def _round(value: float) -> bool:
+    """Whether ``value`` is a number a person would type: two significant digits at most."""
+    if not math.isfinite(value) or value <= 0:
+        return False
+    return math.isclose(value, float(f"{value:.2g}"), rel_tol=1e-4)
 
 
 def _step_exception_hint(error: BaseException, text: str) -> str:
@@ -245,6 +266,16 @@ def _judge_step(
                 f"The gradients `optimizer.step()` used are {c:.4g} times the expected ones: "
                 f"{tokens} = batch x sequence, the number of positions. The loss was a sum.",
                 SUM_REDUCTION,
+            )
+        norm = math.sqrt(sum(float((got[n] ** 2).sum()) for n in expected))
+        full = math.sqrt(sum(float((expected[n] ** 2).sum()) for n in expected))
+        if c < 1 and _round(norm) and not _round(1 / c):
+            # one common factor min(1, c_max / norm) and a round global norm: clip_grad_norm_
+            return (
+                f"In {nth}, the gradients `optimizer.step()` used are this batch's, all scaled "
+                f"by one common factor {c:.4g}: their global norm is {norm:.4g}, this batch's "
+                f"is {full:.4g}. That is gradient clipping to a norm of {norm:.2g}.",
+                CLIPPED,
             )
         return (
             f"The gradients `optimizer.step()` used are {c:.4g} times those of the mean loss.",
@@ -327,8 +358,14 @@ def _run_train_step(exercise_id: str, answer) -> CheckResult:
         left = _grads(model)
         losses.append((value, ref_loss.item()))
     for k, (value, loss) in enumerate(losses):
-        if isinstance(value, torch.Tensor) and value.numel() == 1:
-            value = float(value.detach())
+        if isinstance(value, torch.Tensor):
+            graph = "" if value.grad_fn is None else ", still attached to its autograd graph"
+            return failed(
+                exercise_id,
+                f"Your step is right, but your function returned a tensor of shape "
+                f"{tuple(value.shape)}{graph}, not a Python number.",
+                RETURN_A_NUMBER,
+            )
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return failed(
                 exercise_id,
@@ -385,6 +422,13 @@ NO_CAUSAL_MASK = (
 LOOKS_AHEAD = (
     "position t may use only tokens 0..t: the scores of later keys must be -inf before a "
     "softmax that normalises over the keys (the last dimension)."
+)
+PARTIAL_LEAK = (
+    "a missing mask would move every earlier position; only some moved. Two causes do this: "
+    "a mask that hides too little (it must hide exactly the keys after t, `triu(1)`), or heads "
+    "and positions mixed by a reshape without `transpose(1, 2)` when splitting "
+    "(`view(b, s, n_heads, d_head).transpose(1, 2)`) or merging "
+    "(`y.transpose(1, 2).reshape(b, s, h)`)."
 )
 MASKED_DIAGONAL = (
     "the mask hid every position of the first row, so its softmax is 0/0: mask only the "
@@ -447,20 +491,29 @@ def _variant(
     dim=-1,
     act="gelu",
     proj=True,
+    heads="ok",
 ):
-    """The block's forward with one thing changed (the known mistakes)."""
+    """The block's forward with one thing changed (the known mistakes).
+
+    ``heads``: "merge" merges the heads with ``reshape(b, s, h)`` and no ``transpose(1, 2)``,
+    "split" splits them with ``view(b, a, s, d)`` and no transpose: both mix heads and positions
+    (the shapes come out right)."""
     b, s, h = x.shape
     a = block.attn.config.n_heads
     d = h // a
 
     def attn(u):
         q, k, v = block.attn.qkv(u).split(h, dim=-1)
-        q, k, v = (t.view(b, s, a, d).transpose(1, 2) for t in (q, k, v))
+        if heads == "split":
+            q, k, v = (t.reshape(b, a, s, d) for t in (q, k, v))
+        else:
+            q, k, v = (t.view(b, s, a, d).transpose(1, 2) for t in (q, k, v))
         factor = {"sqrt": 1 / math.sqrt(d), "none": 1.0, "d": 1 / d, "h": 1 / math.sqrt(h)}[scale]
         scores = (q @ k.transpose(-2, -1)) * factor
         if mask:
             scores = scores.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(1), float("-inf"))
-        y = (scores.softmax(dim=dim) @ v).transpose(1, 2).reshape(b, s, h)
+        y = scores.softmax(dim=dim) @ v
+        y = y.reshape(b, s, h) if heads == "merge" else y.transpose(1, 2).reshape(b, s, h)
         return block.attn.proj(y) if proj else y
 
     def mlp(u):
@@ -484,6 +537,18 @@ BLOCK_MISTAKES = (
     ),
     (dict(res_attn=False), "the block without the residual around attention", NO_RESIDUAL),
     (dict(res_mlp=False), "the block without the residual around the MLP", NO_RESIDUAL),
+    (
+        dict(heads="merge"),
+        "the block with the heads merged by `reshape(b, s, h)` without `transpose(1, 2)`, "
+        "which mixes heads and positions",
+        HEADS_SHAPE,
+    ),
+    (
+        dict(heads="split"),
+        "the block with q, k, v split by `view(b, n_heads, s, d_head)` without a transpose, "
+        "which mixes heads and positions",
+        HEADS_SHAPE,
+    ),
     (dict(mask=False), "the block without the causal mask", NO_CAUSAL_MASK),
     (dict(scale="none"), "the block with unscaled attention scores", SCALE),
     (dict(scale="d"), "the block with scores divided by d_head instead of sqrt(d_head)", SCALE),
@@ -602,13 +667,23 @@ def _run_block(exercise_id: str, answer) -> CheckResult:
             except (Exception, SystemExit) as error:
                 return _raised(exercise_id, error, answer, _block_exception_hint)
             if isinstance(moved, torch.Tensor) and moved.shape == out.shape:
-                early = (moved[:, :-1] - out[:, :-1]).abs().max().item()
-                if early > 1e-5:
+                shift = (moved[:, :-1] - out[:, :-1]).detach().abs().amax(dim=(0, 2))
+                early = float(shift.max())
+                leaked = [int(t) for t in torch.nonzero(shift > 1e-5)[:, 0]]
+                if leaked and len(leaked) == s - 1:  # every earlier position saw the last token
+                    return failed(
+                        exercise_id,
+                        f"({shape}) changing only the last token changed your output at every "
+                        f"earlier position (by up to {early:.3g}): they looked at a later token.",
+                        LOOKS_AHEAD,
+                    )
+                if leaked:  # some only: a mask that hides too little, or heads mixed up
                     return failed(
                         exercise_id,
                         f"({shape}) changing only the last token changed your output at earlier "
-                        f"positions (by up to {early:.3g}): they looked at a later token.",
-                        LOOKS_AHEAD,
+                        f"positions {leaked[:6]} (by up to {early:.3g}) but not at the others: "
+                        "a later token's values reached them.",
+                        PARTIAL_LEAK,
                     )
             where = tuple(
                 int(i) for i in torch.nonzero(~torch.isclose(out, expected, 1e-4, 1e-5))[0]
