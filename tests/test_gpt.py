@@ -121,3 +121,111 @@ def test_flash_attention_computes_the_same_layer():
         assert torch.allclose(pe.grad, pf.grad, atol=1e-5)
     with pytest.raises(ValueError, match="attention"):
         gu.gpt.GPTConfig(attention="fused")
+
+
+# --- the Llama block (chapter 08b, section 9) ---------------------------------------------------
+
+
+def test_llama3_8b_has_the_published_shapes_and_parameter_count():
+    """Built on the meta device (shapes only, no memory): Meta's model card says 8.03B parameters;
+    Dubey et al. 2024, Table 3: FFN 14,336 / 28,672 / 53,248 for 8B / 70B / 405B."""
+    config = gpt.LLAMA3_8B
+    assert config.ffn_hidden == 14336
+    assert gpt.llama_ffn_hidden(8192, 4096, 1.3) == 28672  # 70B's params.json
+    assert gpt.llama_ffn_hidden(16384, 4096, 1.2) == 53248  # 405B's params.json
+    with torch.device("meta"):
+        model = gpt.Llama(config)
+    counted = sum(p.numel() for p in model.parameters())
+    assert counted == gpt.llama_n_params(config) == 8_030_261_248
+    assert round(counted / 1e9, 2) == 8.03
+    layer = model.layers[0]
+    assert sum(p.numel() for p in layer.parameters()) == gpt.llama_layer_params(config)
+    # nine tensors a layer, no biases (gu.parallelism's Model.tensors_per_layer=9)
+    assert len(list(layer.parameters())) == 9
+    assert not any(name.endswith("bias") for name, _ in model.named_parameters())
+    assert tuple(layer.attention.wk.weight.shape) == (8 * 128, 4096)  # 8 KV heads of 128
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [dict(), dict(d_model=96, n_heads=6, n_kv_heads=2, ffn_hidden=256), dict(n_kv_heads=4)],
+    ids=["gqa2", "gqa3", "mha"],
+)
+def test_llama_counts_match_the_module(fields):
+    config = gpt.LlamaConfig(seq_len=32, **fields)
+    model = gpt.Llama(config)
+    assert sum(p.numel() for p in model.parameters()) == gpt.llama_n_params(config)
+    block, h = model.layers[0], config.d_model
+    for b, s in ((2, 16), (3, 32)):
+        x = torch.randn(b, s, h, requires_grad=True)
+        # measured = the fused count + each unfused RMSNorm's normalised x (2 h per token)
+        measured = gpt.saved_elements(block, x)
+        assert measured == gpt.llama_activation_elements(config, b * s) + 2 * h * b * s
+
+
+def _reference_llama_attention(attn, x):
+    """Written out as Meta's model.py: repeat_kv, then softmax(q k^T / sqrt(d) + mask) v."""
+    c = attn.config
+    b, s, h = x.shape
+    rep = c.n_heads // c.n_kv_heads
+    q = attn.wq(x).view(b, s, c.n_heads, c.head_dim)
+    k = attn.wk(x).view(b, s, c.n_kv_heads, c.head_dim)
+    v = attn.wv(x).view(b, s, c.n_kv_heads, c.head_dim)
+    # RoPE as complex multiplication, Meta's apply_rotary_emb
+    angles = torch.complex(attn.cos[:s], attn.sin[:s])
+    q, k = (
+        torch.view_as_real(torch.view_as_complex(t.reshape(*t.shape[:-1], -1, 2)) * angles)
+        .flatten(-2)
+        .type_as(t)
+        for t in (q, k)
+    )
+    k, v = (t[:, :, :, None, :].expand(b, s, c.n_kv_heads, rep, c.head_dim) for t in (k, v))
+    k, v = (t.reshape(b, s, c.n_heads, c.head_dim) for t in (k, v))
+    q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+    scores = q @ k.transpose(-2, -1) / c.head_dim**0.5
+    scores = scores.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(1), float("-inf"))
+    return attn.wo((scores.softmax(-1) @ v).transpose(1, 2).reshape(b, s, h))
+
+
+def test_llama_attention_equals_metas_written_out_form():
+    config = gpt.LlamaConfig(d_model=48, n_heads=6, n_kv_heads=2, seq_len=16, rope_theta=100.0)
+    attn = gpt.Llama(config).layers[0].attention
+    x = torch.randn(2, 11, 48)
+    with torch.no_grad():
+        assert torch.allclose(attn(x), _reference_llama_attention(attn, x), atol=1e-5)
+
+
+def test_rope_scores_depend_only_on_the_distance():
+    """Su et al. 2021: <R(m) q, R(n) k> depends on m - n only."""
+    attn = gpt.Llama(gpt.LlamaConfig(seq_len=16, rope_theta=100.0)).layers[0].attention
+    q, k = torch.randn(1, 1, 1, 16), torch.randn(1, 1, 1, 16)
+
+    def score(m, n):
+        rq = gpt._rope(q, attn.cos[m : m + 1], attn.sin[m : m + 1])
+        rk = gpt._rope(k, attn.cos[n : n + 1], attn.sin[n : n + 1])
+        return float((rq * rk).sum())
+
+    assert score(5, 2) == pytest.approx(score(12, 9), rel=1e-5)
+    assert score(5, 2) != pytest.approx(score(5, 3), rel=1e-3)
+
+
+def test_llama_block_is_causal():
+    block = gpt.Llama(gpt.LlamaConfig()).layers[0]
+    x = torch.randn(2, 8, 64)
+    changed = x.clone()
+    changed[:, -1] += 1
+    with torch.no_grad():
+        assert torch.allclose(block(x)[:, :-1], block(changed)[:, :-1], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        (dict(d_model=64, n_heads=3), "even size"),
+        (dict(n_heads=4, n_kv_heads=3), "multiple of n_kv_heads"),
+    ],
+    ids=["heads", "kv"],
+)
+def test_llama_config_refuses_impossible_shapes(bad, words):
+    with pytest.raises(ValueError, match=words):
+        gpt.LlamaConfig(**bad)
