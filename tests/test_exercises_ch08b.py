@@ -538,6 +538,166 @@ def test_every_block_mistake_variant_differs_from_the_block():
                 assert not torch.allclose(variant, expected, rtol=1e-4, atol=1e-5), options
 
 
+# --- 3. accumulation over micro-batches with padding (issue 25.14) --------------------------------
+
+
+def accumulate_reference(model, optimizer, micro_batches):
+    optimizer.zero_grad()
+    n = sum(int((t != -100).sum()) for _, t in micro_batches)
+    total = 0.0
+    for tokens, targets in micro_batches:
+        logits, _ = model(tokens)
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum") / n
+        loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+
+
+def accumulate_weighted_means(model, optimizer, micro_batches):
+    """Correct differently: each micro-batch's mean times its share n_i / N, cleared at the end."""
+    counts = [(t != -100).sum() for _, t in micro_batches]
+    n = sum(counts)
+    total = 0.0
+    for (tokens, targets), n_i in zip(micro_batches, counts, strict=True):
+        _, loss = model(tokens, targets)
+        (loss * n_i / n).backward()
+        total += float(loss.detach() * n_i / n)
+    optimizer.step()
+    model.zero_grad()
+    return total
+
+
+def accumulate_whole_batch(model, optimizer, micro_batches):
+    """Correct differently (no accumulation at all): one batch of every micro-batch's rows."""
+    optimizer.zero_grad(set_to_none=False)
+    tokens = torch.cat([t for t, _ in micro_batches])
+    targets = torch.cat([t for _, t in micro_batches])
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def accumulate_mean_of_means(model, optimizer, micro_batches):
+    """The recipe that is exact only for equal token counts (transformers#34191)."""
+    optimizer.zero_grad()
+    m = len(micro_batches)
+    total = 0.0
+    for tokens, targets in micro_batches:
+        _, loss = model(tokens, targets)
+        (loss / m).backward()
+        total += loss.item() / m
+    optimizer.step()
+    return total
+
+
+def accumulate_counts_padding(model, optimizer, micro_batches):
+    optimizer.zero_grad()
+    n = sum(t.numel() for _, t in micro_batches)
+    total = 0.0
+    for tokens, targets in micro_batches:
+        logits, _ = model(tokens)
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum") / n
+        loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+
+
+def accumulate_sum(model, optimizer, micro_batches):
+    optimizer.zero_grad()
+    total = 0.0
+    for tokens, targets in micro_batches:
+        logits, _ = model(tokens)
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum")
+        loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+
+
+def accumulate_means_added(model, optimizer, micro_batches):
+    optimizer.zero_grad()
+    total = 0.0
+    for tokens, targets in micro_batches:
+        _, loss = model(tokens, targets)
+        loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+
+
+def accumulate_no_zero_grad(model, optimizer, micro_batches):
+    n = sum(int((t != -100).sum()) for _, t in micro_batches)
+    total = 0.0
+    for tokens, targets in micro_batches:
+        logits, _ = model(tokens)
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum") / n
+        loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+
+
+def accumulate_step_per_micro_batch(model, optimizer, micro_batches):
+    total = 0.0
+    for tokens, targets in micro_batches:
+        optimizer.zero_grad()
+        _, loss = model(tokens, targets)
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+    return total / len(micro_batches)
+
+
+ACCUMULATE_HINTS = [
+    primer.TOKEN_WEIGHTED,
+    primer.PADDING_COUNTED,
+    primer.NO_ZERO_GRAD,
+    primer.STEP_BEFORE_BACKWARD,
+    primer.SUM_REDUCTION,
+    primer.CLIPPED,
+]
+
+
+@pytest.mark.parametrize(
+    "answer", [accumulate_reference, accumulate_weighted_means, accumulate_whole_batch]
+)
+def test_accumulate_step_accepts_correct_answers(answer):
+    result = run("primer_accumulate_step", answer)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    "answer, hint, words",
+    [
+        (accumulate_mean_of_means, primer.TOKEN_WEIGHTED, "real tokens are [16, 5, 12]"),
+        (accumulate_means_added, primer.TOKEN_WEIGHTED, "were added, not averaged"),
+        (accumulate_counts_padding, primer.PADDING_COUNTED, "33 real tokens over 48 positions"),
+        (accumulate_sum, "divide the summed losses by N", "48 = the real tokens"),
+        (accumulate_no_zero_grad, primer.NO_ZERO_GRAD, "they accumulated"),
+    ],
+)
+def test_accumulate_step_rejects_mistakes_with_their_hint(answer, hint, words):
+    result = run("primer_accumulate_step", answer)
+    assert_only_hint(result, hint, ACCUMULATE_HINTS)
+    assert words in result.message, result.message
+
+
+def test_accumulate_step_mean_of_means_passes_equal_counts_and_fails_unequal():
+    """The first call's micro-batches hold equal token counts (the recipe is exact there)."""
+    assert len(set(sum(r) for r in primer.ACCUMULATE_LENGTHS[0])) == 1
+    assert len(set(sum(r) for r in primer.ACCUMULATE_LENGTHS[1])) > 1
+    assert "In call 2" in run("primer_accumulate_step", accumulate_mean_of_means).message
+
+
+def test_accumulate_step_one_step_per_micro_batch_is_named():
+    result = run("primer_accumulate_step", accumulate_step_per_micro_batch)
+    assert not result.passed and "`optimizer.step()` ran 3 times" in result.message
+
+
 # --- stubs, odd answers, endless loops ------------------------------------------------------------
 
 
@@ -549,8 +709,17 @@ def stub_block(block, x):
     raise NotImplementedError()
 
 
+def stub_accumulate(model, optimizer, micro_batches):
+    raise NotImplementedError()
+
+
 @pytest.mark.parametrize(
-    "exercise_id, stub", [("primer_train_step", stub_step), ("primer_block_forward", stub_block)]
+    "exercise_id, stub",
+    [
+        ("primer_train_step", stub_step),
+        ("primer_block_forward", stub_block),
+        ("primer_accumulate_step", stub_accumulate),
+    ],
 )
 def test_a_stub_is_not_attempted(exercise_id, stub):
     result = gu.exercises.check(exercise_id, stub)

@@ -27,6 +27,7 @@ import inspect
 import linecache
 import math
 import traceback
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -212,7 +213,22 @@ def _step_exception_hint(error: BaseException, text: str) -> str:
 
 
 def _judge_step(
-    k: int, at_step: dict, expected: dict, left: dict | None, backward: tuple, tokens: int
+    k: int,
+    at_step: dict,
+    expected: dict,
+    left: dict | None,
+    backward: tuple,
+    tokens: int,
+    counted: str = "batch x sequence, the number of positions",
+    recipe: str = (
+        "compute the loss of this call's batch: `logits, _ = model(tokens)`, then "
+        "`F.cross_entropy(logits.flatten(0, 1), targets.flatten())`."
+    ),
+    sum_hint: str = SUM_REDUCTION,
+    scale_hint: str = (
+        "the loss is the mean cross-entropy over every position of this batch, unscaled; "
+        "check any factor you multiply or divide it by."
+    ),
 ):
     """(what, hint) when the gradients seen by ``optimizer.step()`` in call ``k`` are wrong.
 
@@ -264,8 +280,8 @@ def _judge_step(
         if math.isclose(c, tokens, rel_tol=1e-3):
             return (
                 f"The gradients `optimizer.step()` used are {c:.4g} times the expected ones: "
-                f"{tokens} = batch x sequence, the number of positions. The loss was a sum.",
-                SUM_REDUCTION,
+                f"{tokens} = {counted}. The loss was a sum.",
+                sum_hint,
             )
         norm = math.sqrt(sum(float((got[n] ** 2).sum()) for n in expected))
         full = math.sqrt(sum(float((expected[n] ** 2).sum()) for n in expected))
@@ -279,8 +295,7 @@ def _judge_step(
             )
         return (
             f"The gradients `optimizer.step()` used are {c:.4g} times those of the mean loss.",
-            "the loss is the mean cross-entropy over every position of this batch, unscaled; "
-            "check any factor you multiply or divide it by.",
+            scale_hint,
         )
     name, gap = max(
         ((n, float((got[n] - expected[n]).abs().max())) for n in expected), key=lambda t: t[1]
@@ -288,13 +303,18 @@ def _judge_step(
     return (
         f"In {nth}, the gradients `optimizer.step()` used are not those of this batch's mean "
         f"cross-entropy (largest difference {gap:.3g}, in `{name}`).",
-        "compute the loss of this call's batch: `logits, _ = model(tokens)`, then "
-        "`F.cross_entropy(logits.flatten(0, 1), targets.flatten())`.",
+        recipe,
     )
 
 
-def _run_train_step(exercise_id: str, answer) -> CheckResult:
-    names = ("model", "optimizer", "tokens", "targets")
+def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tuple], task):
+    """Run ``answer(model, optimizer, *call)`` for each call, in lockstep with a reference SGD
+    step on ``task.loss(reference, *call)``; the verdict on the first wrong step, or None.
+
+    ``task`` has ``loss(model, *call)`` (the loss whose gradients a step must use),
+    ``evidence(k, at_step, expected, model_before, call)`` (exercise-specific (what, hint), or
+    None), ``tokens(call)``, ``counted`` and ``recipe`` (words for :func:`_judge_step`) and
+    ``success`` (the passed message)."""
     if (problem := _arity_problem(exercise_id, answer, names)) is not None:
         return problem
     model = gpt.build(seed=STEP_SEED, **STEP_CONFIG)
@@ -310,18 +330,20 @@ def _run_train_step(exercise_id: str, answer) -> CheckResult:
     optimizer.register_step_pre_hook(lambda *_: seen.append((_grads(model), accumulated[0])))
     left: dict | None = None
     losses = []
-    for k, (tokens, targets) in enumerate(_step_batches()):
+    for k, call in enumerate(calls):
+        model_before = gpt.build(seed=STEP_SEED, **STEP_CONFIG)
+        model_before.load_state_dict(reference.state_dict())
         ref_optimizer.zero_grad()
-        _, ref_loss = reference(tokens, targets)
+        ref_loss = task.loss(reference, *call)
         ref_loss.backward()
         expected = {n: g for n, g in _grads(reference).items() if g is not None}
         ref_optimizer.step()
-        before, calls, start = _params(model), len(seen), accumulated[0]
+        before, n_seen, start = _params(model), len(seen), accumulated[0]
         try:
-            value = answer(model, optimizer, tokens.clone(), targets.clone())
+            value = answer(model, optimizer, *_clone(call))
         except (Exception, SystemExit) as error:
             return _raised(exercise_id, error, answer, _step_exception_hint)
-        steps, after = seen[calls:], _params(model)
+        steps, after = seen[n_seen:], _params(model)
         if not steps:
             if all(torch.equal(before[n], after[n]) for n in before):
                 return failed(
@@ -344,7 +366,13 @@ def _run_train_step(exercise_id: str, answer) -> CheckResult:
             )
         at_step, count = steps[0]
         backward = (count - start, accumulated[0] - start)
-        problem = _judge_step(k, at_step, expected, left, backward, tokens.numel())
+        problem = None
+        if not _empty(at_step) and not _close(_dense(at_step, expected), expected):
+            problem = task.evidence(k, _dense(at_step, expected), expected, model_before, call)
+        if problem is None:
+            words = dict(counted=task.counted, recipe=task.recipe)
+            words.update(getattr(task, "hints", {}))
+            problem = _judge_step(k, at_step, expected, left, backward, task.tokens(call), **words)
         if problem is not None:
             return failed(exercise_id, *problem)
         ref_after = _params(reference)
@@ -378,13 +406,51 @@ def _run_train_step(exercise_id: str, answer) -> CheckResult:
                 exercise_id,
                 f"Your step is right, but call {k + 1} returned {value:.6g}; the loss of that "
                 f"batch before the step is {loss:.6g}.",
-                "return the loss computed in the forward pass of this call, `loss.item()`.",
+                task.return_hint,
             )
-    return passed(
-        exercise_id,
-        f"{STEPS} steps on a small gu.gpt model equal a correct SGD-with-momentum run from the "
-        "same seed: each step used exactly its own batch's gradients.",
+    return passed(exercise_id, task.success)
+
+
+def _clone(call: tuple) -> tuple:
+    """Fresh copies of a call's tensors (lists of tensor pairs too): an answer that changes its
+    inputs cannot change the reference's."""
+    if isinstance(call, torch.Tensor):
+        return call.clone()
+    if isinstance(call, (list, tuple)):
+        return type(call)(_clone(c) for c in call)
+    return call
+
+
+class _TrainStep:
+    """Exercise 1's task: one batch, its mean cross-entropy."""
+
+    counted = "batch x sequence, the number of positions"
+    recipe = (
+        "compute the loss of this call's batch: `logits, _ = model(tokens)`, then "
+        "`F.cross_entropy(logits.flatten(0, 1), targets.flatten())`."
     )
+    return_hint = "return the loss computed in the forward pass of this call, `loss.item()`."
+    success = (
+        f"{STEPS} steps on a small gu.gpt model equal a correct SGD-with-momentum run from the "
+        "same seed: each step used exactly its own batch's gradients."
+    )
+
+    @staticmethod
+    def loss(model, tokens, targets):
+        return model(tokens, targets)[1]
+
+    @staticmethod
+    def tokens(call) -> int:
+        return call[0].numel()
+
+    @staticmethod
+    def evidence(*_):
+        return None
+
+
+def _run_train_step(exercise_id: str, answer) -> CheckResult:
+    names = ("model", "optimizer", "tokens", "targets")
+    return _run_steps(exercise_id, answer, names, _step_batches(), _TrainStep)
 
 
 register(
@@ -742,6 +808,143 @@ register(
         launch=f"{len(BLOCK_CASES)} blocks with random parameters, shapes (d_model, heads, batch, "
         f"seq) {', '.join(str(c) for c in BLOCK_CASES)}; values and gradients compared",
         run=functools.partial(_run_block, "primer_block_forward"),
+        kind="function",
+        time_limit=30.0,
+    )
+)
+
+
+# --- 3. gradient accumulation over micro-batches of unequal token counts ---------------------------
+
+IGNORE = -100  # F.cross_entropy's default ignore_index: a padded position's target
+#: real tokens of each sequence, per call and micro-batch (the rest of the 8 positions is padding):
+#: call 1 has equal counts (dividing each mean by m is exact there), call 2 does not
+ACCUMULATE_LENGTHS = (((8, 8), (8, 8), (8, 8)), ((8, 8), (3, 2), (8, 4)))
+
+TOKEN_WEIGHTED = (
+    "the whole batch's mean is the sum of every real token's loss divided by N, the real tokens "
+    "(targets other than -100) of all micro-batches: count N first, then give each micro-batch "
+    "`F.cross_entropy(..., reduction='sum') / N` (or its mean times n_i / N). Dividing each "
+    "micro-batch's mean by m is exact only when all hold the same number of real tokens "
+    "(huggingface/transformers#34191)."
+)
+PADDING_COUNTED = (
+    "padded positions (target -100) are not tokens: divide the summed loss by the number of "
+    "real tokens, `(targets != -100).sum()` over all micro-batches, not by every position."
+)
+
+
+def _accumulate_calls() -> list[tuple[list[tuple[torch.Tensor, torch.Tensor]]]]:
+    g = torch.Generator().manual_seed(STEP_SEED + 2)
+    v, s = STEP_CONFIG["vocab_size"], STEP_CONFIG["seq_len"]
+    calls = []
+    for lengths in ACCUMULATE_LENGTHS:
+        micro = []
+        for row_lengths in lengths:
+            tokens = torch.randint(v, (len(row_lengths), s), generator=g)
+            targets = torch.randint(v, (len(row_lengths), s), generator=g)
+            for row, n in enumerate(row_lengths):
+                tokens[row, n:] = 0  # a padding token; its targets are ignored
+                targets[row, n:] = IGNORE
+            micro.append((tokens, targets))
+        calls.append((micro,))
+    return calls
+
+
+def _grads_of(model, loss) -> dict[str, torch.Tensor]:
+    model.zero_grad(set_to_none=True)
+    loss.backward()
+    return {n: g for n, g in _grads(model).items() if g is not None}
+
+
+class _AccumulateStep:
+    """Exercise 3's task: micro-batches with padding, the token mean of the whole batch."""
+
+    counted = "the real tokens (targets other than -100) of all micro-batches"
+    recipe = (
+        "for each micro-batch, `logits, _ = model(tokens)` and `F.cross_entropy(logits.flatten("
+        "0, 1), targets.flatten(), reduction='sum') / N`, N the real tokens of all micro-batches; "
+        "backward on each, one `optimizer.step()` at the end."
+    )
+    hints: ClassVar[dict[str, str]] = dict(
+        sum_hint="the loss is the whole batch's mean: divide the summed losses by N, the real "
+        "tokens of all micro-batches, or the gradient (and the step) grows with the batch.",
+        scale_hint="the loss is the whole batch's mean over its real tokens, unscaled: check "
+        "each factor you multiply or divide a micro-batch's loss by.",
+    )
+    return_hint = (
+        "return the whole batch's mean loss: the sum of the micro-batches' summed losses over N, "
+        "as a Python number."
+    )
+    success = (
+        f"{len(ACCUMULATE_LENGTHS)} accumulated steps (micro-batches of equal, then unequal "
+        "token counts) equal SGD steps on each whole batch's token mean."
+    )
+
+    @staticmethod
+    def loss(model, micro):
+        tokens = torch.cat([t for t, _ in micro])
+        return model(tokens, torch.cat([t for _, t in micro]))[1]
+
+    @staticmethod
+    def tokens(call) -> int:
+        return sum(int((t != IGNORE).sum()) for _, t in call[0])
+
+    @staticmethod
+    def evidence(k, got, expected, model_before, call):
+        micro = call[0]
+        counts = [int((t != IGNORE).sum()) for _, t in micro]
+        m, n = len(micro), sum(counts)
+        means = sum(model_before(tok, tgt)[1] for tok, tgt in micro)
+        variant = _grads_of(model_before, means / m)
+        if len(set(counts)) > 1 and _close(got, variant):
+            few, many = min(counts), max(counts)
+            return (
+                f"In call {k + 1}, the gradients `optimizer.step()` used are the mean of the "
+                f"{m} micro-batches' means. Their real tokens are {counts}: that weights one "
+                f"token of the {few}-token micro-batch {many / few:.3g} times as much as one of "
+                f"the {many}-token one, so it is not the whole batch's mean.",
+                TOKEN_WEIGHTED,
+            )
+        c = _scale(got, expected)
+        if math.isclose(c, m, rel_tol=1e-3) and _close(
+            got, {a: m * g for a, g in expected.items()}
+        ):
+            return (
+                f"In call {k + 1}, the gradients `optimizer.step()` used are {m} times the whole "
+                f"batch's mean: the {m} micro-batches' means were added, not averaged.",
+                TOKEN_WEIGHTED,
+            )
+        positions = sum(t.numel() for _, t in micro)
+        scaled = {name: c * g for name, g in expected.items()}
+        if n != positions and math.isclose(c, n / positions, rel_tol=1e-3) and _close(got, scaled):
+            return (
+                f"In call {k + 1}, the gradients `optimizer.step()` used are {c:.4g} times "
+                f"the whole batch's mean: {n} real tokens over {positions} positions. The "
+                "padding was counted.",
+                PADDING_COUNTED,
+            )
+        return None
+
+
+def _run_accumulate_step(exercise_id: str, answer) -> CheckResult:
+    names = ("model", "optimizer", "micro_batches")
+    return _run_steps(exercise_id, answer, names, _accumulate_calls(), _AccumulateStep)
+
+
+register(
+    Exercise(
+        id="primer_accumulate_step",
+        chapter=CHAPTER,
+        title="Gradient accumulation over micro-batches with padding",
+        signature="accumulate_step(model, optimizer, micro_batches) -> the whole batch's mean "
+        "loss as a number; micro_batches is a list of (tokens, targets), padded targets are -100; "
+        "one optimizer.step() on the gradients of the mean over every real token",
+        launch=f"{len(ACCUMULATE_LENGTHS)} calls of 3 micro-batches (2 sequences of "
+        f"{STEP_CONFIG['seq_len']} positions) on a 1-layer gu.gpt model with torch.optim.SGD("
+        f"lr={STEP_LR}, momentum={MOMENTUM}); real tokens per micro-batch "
+        + ", then ".join(str([sum(r) for r in c]) for c in ACCUMULATE_LENGTHS),
+        run=functools.partial(_run_accumulate_step, "primer_accumulate_step"),
         kind="function",
         time_limit=30.0,
     )
