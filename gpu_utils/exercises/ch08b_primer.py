@@ -309,12 +309,12 @@ def _judge_step(
 
 def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tuple], task):
     """Run ``answer(model, optimizer, *call)`` for each call, in lockstep with a reference SGD
-    step on ``task.loss(reference, *call)``; the verdict on the first wrong step, or None.
+    step on ``task.loss(reference, *call)``: the verdict on the first wrong step, else passed.
 
     ``task`` has ``loss(model, *call)`` (the loss whose gradients a step must use),
     ``evidence(k, at_step, expected, model_before, call)`` (exercise-specific (what, hint), or
-    None), ``tokens(call)``, ``counted`` and ``recipe`` (words for :func:`_judge_step`) and
-    ``success`` (the passed message)."""
+    None; tried before the shared judgement), ``tokens(call)``, ``counted``, ``recipe`` and
+    optionally ``hints`` (words for :func:`_judge_step`), ``return_hint`` and ``success``."""
     if (problem := _arity_problem(exercise_id, answer, names)) is not None:
         return problem
     model = gpt.build(seed=STEP_SEED, **STEP_CONFIG)
