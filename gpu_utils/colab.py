@@ -51,6 +51,9 @@ BLOCK_HEADER = "# Colab only: install the course once per runtime (nothing happe
 KEPT = ("torch", "numpy", "cupy-cuda12x", "cupy-cuda13x")  # Colab's own builds are never replaced
 #: The numba-cuda releases the course works with (its simulator internals are patched for 0.30).
 NUMBA_CUDA_RANGE = ">=0.30,<0.31"
+#: Set to 1 by tests only: pip resolves against installed packages (--no-index --dry-run) and the
+#: course is put on sys.path instead of installed, so the install path runs offline.
+OFFLINE_ENV = "GPU_COURSE_COLAB_OFFLINE"
 SWITCH_TO_GPU = (
     "Runtime > Change runtime type > T4 GPU > Save, then run the notebook again from the top"
 )
@@ -339,6 +342,11 @@ def conflicts(pip_output: str) -> list[str]:
     return found
 
 
+def normalized_name(name: str) -> str:
+    """A distribution's name as pip compares it (PEP 503): ``cuda_core`` -> ``cuda-core``."""
+    return re.sub(r"[-_.]+", "-", name.strip()).lower()
+
+
 def _installed() -> dict[str, str]:
     from importlib import metadata
 
@@ -346,7 +354,7 @@ def _installed() -> dict[str, str]:
     for dist in metadata.distributions():
         name = dist.metadata.get("Name")
         if name:
-            found[re.sub(r"[-_.]+", "-", name).lower()] = dist.version
+            found[normalized_name(name)] = dist.version
     return found
 
 
@@ -362,18 +370,24 @@ def install(clone: str = CLONE_DIR, marker: str = MARKER, ref: str | None = None
     lock = Path(clone, "requirements/course-cu12.txt" if major == 12 else "requirements/course.txt")
     decided = plan(driver, gpus, installed, lock.read_text() if lock.exists() else "")
     pip = [sys.executable, "-m", "pip"]
+    # Tests (tests/test_colab_drive.py): resolve against what is installed, change nothing.
+    offline = ["--no-index", "--dry-run"] if os.environ.get(OFFLINE_ENV) == "1" else []
     constraints = os.path.join(os.path.dirname(marker), ".gpu-course-constraints.txt")
     Path(constraints).write_text("".join(f"{n}=={v}\n" for n, v in decided.constraints.items()))
-    done = subprocess.run([*pip, *decided.pip_args(constraints)], capture_output=True, text=True)
+    done = subprocess.run(
+        [*pip, *decided.pip_args(constraints), *offline], capture_output=True, text=True
+    )
     output = done.stdout + done.stderr
     if done.returncode != 0:  # the pinned numba-cuda does not fit Colab's packages: 0.30.x then
         done = subprocess.run(
-            [*pip, *decided.pip_args(constraints, decided.fallback)],
+            [*pip, *decided.pip_args(constraints, decided.fallback), *offline],
             capture_output=True,
             text=True,
         )
         output = done.stdout + done.stderr
-    if done.returncode == 0:
+    if done.returncode == 0 and offline:
+        sys.path.insert(0, clone)  # a test's stand-in for the editable install below
+    elif done.returncode == 0:
         editable = [*pip, "install", "--quiet", "--no-deps", "-e", clone]
         done = subprocess.run(editable, capture_output=True, text=True)
     if done.returncode != 0:
@@ -390,6 +404,155 @@ def install(clone: str = CLONE_DIR, marker: str = MARKER, ref: str | None = None
     Path(marker).write_text(json.dumps(record))
     print("\n".join(decided.messages + conflicts(output)))
     return 0
+
+
+# --- before publication: the course from the learner's Google Drive ------------------------------
+# The course bundle (``python -m gpu_utils.colab bundle``, gpu_utils/colab_bundle.py) is a zip of
+# one folder with COURSE_MARKER at its top. The install cell mounts Drive, finds that marker (or a
+# zip holding it) with a bounded search (_FIND), and runs this file's ``drive`` command, which
+# picks the one course, copies or unpacks it to local disk and installs it with the plan above.
+
+COURSE_MARKER = "gpu-course.json"  # in the course folder: {"name", "version", "commit", "date"}
+PROGRESS_NAME = "gpu-course-progress.json"  # beside the course folder in Drive: survives runtimes
+STOP_NAME = ".gpu-course-stop"  # in /content: why the Drive set-up stopped (the cell raises it)
+FOUND_NAME = ".gpu-course-found.json"  # in /content: what the cell's search found
+BOOT_NAME = ".gpu-course-boot.py"  # in /content: this file, taken from the course in Drive
+PROGRESS_POINTER = ".gpu-course-progress"  # in /content: where the progress file is, in Drive
+DRIVE_STEPS = (
+    "put the course's zip (gpu-course-VERSION.zip) anywhere in your Google Drive (My Drive, at "
+    "most 4 folders deep), then run this cell again"
+)
+DRIVE_FAILED = (
+    "Google Drive was not mounted, so the course cannot be found (the notebook needs access to "
+    "your Drive: allow it in the prompt). Run this cell again; if the mount times out: "
+    "Runtime > Disconnect and delete runtime, then run the notebook from the top."
+)
+NO_COURSE = (
+    f"No copy of the course was found in your Google Drive: {DRIVE_STEPS} (a file uploaded a "
+    "moment ago can take a minute to appear)."
+)
+_IGNORED = ("__pycache__", ".ipynb_checkpoints")
+
+
+def project_version(text: str | None = None) -> str | None:
+    """``[project] version`` of pyproject.toml: the version a bundle and a notebook belong to."""
+    if text is None:
+        try:
+            text = PYPROJECT.read_text()
+        except OSError:
+            return None
+    return _value(text, "project", "version")
+
+
+VERSION = project_version()
+
+
+def read_marker(path: str) -> dict | None:
+    """The course marker of a folder, or of a zip (at its top or in its one top folder); None when
+    there is none or it is unreadable."""
+    import zipfile
+
+    try:
+        if os.path.isdir(path):
+            data = json.loads(Path(path, COURSE_MARKER).read_text())
+        else:
+            with zipfile.ZipFile(path) as archive:
+                names = [n for n in archive.namelist() if n.split("/")[-1] == COURSE_MARKER]
+                names = [n for n in names if n.count("/") <= 1]
+                if len(names) != 1:
+                    return None
+                data = json.loads(archive.read(names[0]))
+                data["_top"] = names[0].rpartition("/")[0]
+    except (OSError, ValueError, zipfile.BadZipFile, KeyError):
+        return None
+    return data if isinstance(data, dict) and data.get("version") else None
+
+
+class DriveStop(Exception):
+    """Why the course cannot be set up from Drive, in words a learner can act on."""
+
+
+def choose(found: dict[str, dict | None], version: str) -> tuple[str, dict]:
+    """The one course to install among ``found`` (path -> marker, None for a zip that is not the
+    course): a folder before a zip of the same version (the learner unzipped it). Raises DriveStop
+    when there is none, two versions, two copies, or another version than the notebook's."""
+    courses = {path: marker for path, marker in found.items() if marker is not None}
+    if not courses:
+        raise DriveStop(NO_COURSE)
+    versions = sorted({marker["version"] for marker in courses.values()})
+    listed = "; ".join(f"{path} (version {marker['version']})" for path, marker in courses.items())
+    if len(versions) > 1:
+        raise DriveStop(
+            f"Your Google Drive holds {len(versions)} versions of the course: {listed}. Keep one "
+            f"(this notebook is version {version}): delete or move the others out of My Drive, "
+            "then run this cell again. Your progress file stays where it is."
+        )
+    if versions[0] != version:
+        raise DriveStop(
+            f"This notebook belongs to version {version} of the course, but the copy in your "
+            f"Google Drive is version {versions[0]} ({listed}). Open the notebooks from that copy "
+            f"(File > Open notebook > Google Drive), or replace it with version {version}'s zip, "
+            "then run this cell again."
+        )
+    folders = [path for path in courses if os.path.isdir(path)]
+    if len(folders) > 1 or (not folders and len(courses) > 1):
+        raise DriveStop(
+            f"Your Google Drive holds {len(courses)} copies of the course: {listed}. Keep one: "
+            "delete or move the others out of My Drive, then run this cell again."
+        )
+    path = folders[0] if folders else next(iter(courses))
+    return path, courses[path]
+
+
+def _copy_course(source: str, marker: dict, local: str) -> None:
+    """Copy (a folder) or unpack (a zip) the course to ``local``, replacing an older copy there;
+    a copy of the same commit is kept (a second notebook in the same runtime)."""
+    import shutil
+    import zipfile
+
+    mine = read_marker(local) if os.path.isdir(local) else None
+    if mine and (mine.get("version"), mine.get("commit")) == (marker["version"], marker["commit"]):
+        return
+    partial = local + ".partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    if os.path.isdir(source):
+        shutil.copytree(source, partial, ignore=shutil.ignore_patterns(*_IGNORED, PROGRESS_NAME))
+    else:
+        top = marker["_top"]
+        with zipfile.ZipFile(source) as archive:
+            unpacked = partial + ".zip"
+            shutil.rmtree(unpacked, ignore_errors=True)
+            archive.extractall(unpacked)
+        os.rename(os.path.join(unpacked, top) if top else unpacked, partial)
+        shutil.rmtree(unpacked, ignore_errors=True)
+    shutil.rmtree(local, ignore_errors=True)
+    os.rename(partial, local)  # whole or not at all: an interrupted copy never counts as done
+
+
+def drive_install(version: str, content: str = "/content") -> int:
+    """Colab, before publication: install the course that the install cell found in Drive (paths
+    listed in ``content``/FOUND_NAME). A stop writes its message to ``content``/STOP_NAME, which
+    the cell raises; returns 1 then."""
+    stop = Path(content, STOP_NAME)
+    stop.unlink(missing_ok=True)
+    try:
+        paths = json.loads(Path(content, FOUND_NAME).read_text())
+        source, marker = choose({path: read_marker(path) for path in paths}, version)
+        local = os.path.join(content, "gpu-course")
+        _copy_course(source, marker, local)
+    except DriveStop as error:
+        stop.write_text(str(error))
+        return 1
+    except OSError as error:  # Drive went away, local disk full...
+        stop.write_text(
+            f"Copying the course from Google Drive failed ({error.strerror or error}). Run this "
+            "cell again; if it fails again: Runtime > Disconnect and delete runtime."
+        )
+        return 1
+    progress = os.path.join(os.path.dirname(source), PROGRESS_NAME)
+    Path(content, PROGRESS_POINTER).write_text(progress)  # the cell sets GPU_COURSE_PROGRESS
+    print(f"The course {version}, from {source}.\nYour progress is kept in {progress}.")
+    return install(local, os.path.join(content, os.path.basename(MARKER)), ref=f"drive-{version}")
 
 
 # --- badges, metadata and the install block, from pyproject.toml ----------------------------------
@@ -436,19 +599,86 @@ _STOP_CLASS = (
 )
 
 
+def _drive_block(content: str = "/content", depth: int = 4, entries: int = 5000) -> str:
+    """The install block before publication: the course from the learner's Google Drive. The
+    search is breadth first and bounded (``depth`` folders below My Drive, ``entries`` names in
+    all, folders of 1,000 names or more not entered), so it takes seconds even on a full Drive."""
+    marker, stop = f"{content}/{os.path.basename(MARKER)}", f"{content}/{STOP_NAME}"
+    pointer, boot = f"{content}/{PROGRESS_POINTER}", f"{content}/{BOOT_NAME}"
+    return (
+        f"{BLOCK_HEADER}\n{_DETECT}"
+        f'if ON_COLAB and not os.path.exists("{marker}"):\n'
+        f"{_STOP_CLASS}"
+        '    # Not published yet: the course comes from your Google Drive (README, "Colab").\n'
+        "    import json\n"
+        "    import zipfile\n"
+        "\n"
+        "    from google.colab import drive\n"
+        "\n"
+        "    try:\n"
+        f'        drive.mount("{content}/drive")\n'
+        "    except Exception as error:  # no consent given, or the mount timed out\n"
+        "        raise SetUpStop(\n"
+        f'            f"{DRIVE_FAILED} ({{error}})"\n'
+        "        ) from None\n"
+        f'    found, queue, budget = [], [("{content}/drive/MyDrive", 0)], {entries}\n'
+        f"    while queue and budget > 0:  # breadth first, bounded: seconds, not minutes\n"
+        "        folder, depth = queue.pop(0)\n"
+        "        try:\n"
+        '            entries = [e for e in os.scandir(folder) if not e.name.startswith(".")]\n'
+        "        except OSError:\n"
+        "            continue\n"
+        "        budget -= len(entries)\n"
+        f'        if any(entry.name == "{COURSE_MARKER}" for entry in entries):\n'
+        "            found.append(folder)\n"
+        "            continue\n"
+        "        for entry in sorted(entries, key=lambda entry: entry.name):\n"
+        '            if entry.name.startswith("gpu-course") and entry.name.endswith(".zip"):\n'
+        "                found.append(entry.path)\n"
+        f"            elif depth < {depth} and len(entries) < 1000 and entry.is_dir():\n"
+        "                queue.append((entry.path, depth + 1))\n"
+        "    code = None\n"
+        "    for path in found:  # this file's runner, from the first copy that has one\n"
+        "        try:\n"
+        "            if os.path.isdir(path):\n"
+        '                with open(os.path.join(path, "gpu_utils", "colab.py"), "rb") as file:\n'
+        "                    code = file.read()\n"
+        "            else:\n"
+        "                with zipfile.ZipFile(path) as archive:\n"
+        "                    names = [n for n in archive.namelist()"
+        ' if n.endswith("gpu_utils/colab.py")]\n'
+        "                    code = archive.read(names[0])\n"
+        "            break\n"
+        "        except (OSError, IndexError, zipfile.BadZipFile):\n"
+        "            continue\n"
+        "    if code is None:\n"
+        "        raise SetUpStop(\n"
+        f'            "{NO_COURSE}"\n'
+        "        )\n"
+        f'    with open("{content}/{FOUND_NAME}", "w") as file:\n'
+        "        json.dump(found, file)\n"
+        f'    with open("{boot}", "wb") as file:\n'
+        "        file.write(code)\n"
+        f"    %run {boot} drive --version {VERSION} --content {content}\n"
+        "    # %run does not stop on errors: stop here, before `import gpu_utils` fails obscurely.\n"
+        f'    if not os.path.exists("{marker}"):\n'
+        f'        why = "{SETUP_FAILED}"\n'
+        f'        if os.path.exists("{stop}"):\n'
+        f'            with open("{stop}") as file:\n'
+        "                why = file.read()\n"
+        "        raise SetUpStop(why)\n"
+        "# Your progress is kept in Google Drive, beside the course.\n"
+        f'if ON_COLAB and os.path.exists("{pointer}"):\n'
+        f'    with open("{pointer}") as file:\n'
+        '        os.environ["GPU_COURSE_PROGRESS"] = file.read()\n'
+    )
+
+
 def install_block() -> str:
     """The lines the first code cell starts with (they do something only on Colab). Formatted as
     ``ruff format`` would, so that notebooks stay lint-clean."""
     if REPOSITORY is None or REF is None:
-        return (
-            f"{BLOCK_HEADER}\n{_DETECT}"
-            "if ON_COLAB:\n"
-            f"{_STOP_CLASS}"
-            "    raise SetUpStop(\n"
-            f'        "{PENDING} Until then, run the course from a clone of its repository '
-            '(make lab)."\n'
-            "    )\n"
-        )
+        return _drive_block()
     check_publication(REPOSITORY, REF)
     done = f"{CLONE_DIR}/{CLONE_DONE.format(ref=REF)}"
     clone = (
@@ -645,11 +875,28 @@ def main(argv: list[str] | None = None) -> int:
     sync_cmd.add_argument("--ref", help="publish: the release tag the notebooks will clone")
     install_cmd = commands.add_parser("install", help="Colab only: install the course here")
     install_cmd.add_argument("--ref", help="the release tag the clone was made from")
+    drive_cmd = commands.add_parser("drive", help="Colab only: install the course found in Drive")
+    drive_cmd.add_argument("--version", required=True, help="the course version of the notebook")
+    drive_cmd.add_argument("--content", default="/content", help="Colab's local disk")
+    bundle_cmd = commands.add_parser("bundle", help="write the course's zip for Google Drive")
+    bundle_cmd.add_argument("--out", type=Path, required=True, help="the folder to write it in")
     commands.add_parser("lock", help="print the requirements file for this machine's driver")
     commands.add_parser("cuda", help="print the CUDA version the driver supports, or 'none'")
     args = parser.parse_args(argv)
     if args.command == "install":
         return install(ref=args.ref)
+    if args.command == "drive":  # run by the install cell's %run: the cell reads the outcome from
+        drive_install(args.version, args.content)  # the marker or the stop file, so exit 0 (a
+        return 0  # non-zero exit would make %run print "SystemExit: 1" above the cell's message)
+    if args.command == "bundle":
+        from gpu_utils import colab_bundle
+
+        try:
+            written = colab_bundle.bundle(args.out)
+        except ValueError as error:
+            parser.error(str(error))
+        print(f"wrote {written}")
+        return 0
     if args.command == "lock":
         print(lock_for(driver_cuda_version()))
         return 0

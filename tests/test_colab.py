@@ -263,10 +263,21 @@ def test_install_cell_stops_with_a_clear_error_when_the_set_up_failed(monkeypatc
         _run_install_block(monkeypatch, ON_COLAB, True)
 
 
-def test_install_cell_of_an_unpublished_course_stops_on_colab(monkeypatch, unpublished):
-    with pytest.raises(RuntimeError, match="available once the course is published"):
-        _run_install_block(monkeypatch, ON_COLAB, True)
+def test_install_cell_of_an_unpublished_course_takes_it_from_google_drive(unpublished):
+    # Run end to end under a fake Colab in tests/test_colab_drive.py; here: what it is made of.
+    block = colab.install_block()
+    assert 'drive.mount("/content/drive")' in block and "git clone" not in block
+    assert f"%run /content/{colab.BOOT_NAME} drive --version {colab.VERSION} --content" in block
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert version == colab.VERSION
+
+
+def test_install_cell_of_an_unpublished_course_does_nothing_elsewhere(monkeypatch, unpublished):
     assert _run_install_block(monkeypatch, {}, False) == []
+
+
+def _refused(mountpoint, **options):
+    raise ValueError("mount failed")  # what google.colab.drive.mount raises without consent
 
 
 @pytest.mark.parametrize("state", ["unpublished", "published"])
@@ -279,7 +290,9 @@ def test_the_install_cell_stops_with_its_message_and_no_traceback(monkeypatch, c
     monkeypatch.setattr(colab, "REF", "v1.0" if state == "published" else None)
     for key, value in ON_COLAB.items():
         monkeypatch.setenv(key, value)
-    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    fake = types.ModuleType("google.colab")
+    fake.drive = types.SimpleNamespace(mount=_refused)  # unpublished: the learner says no
+    monkeypatch.setitem(sys.modules, "google.colab", fake)
     shell = InteractiveShell.instance()
     monkeypatch.setattr(shell, "system", lambda command: None)  # the clone: not here
     monkeypatch.setattr(shell, "run_line_magic", lambda name, line: None)  # %run: fails quietly
@@ -290,7 +303,7 @@ def test_the_install_cell_stops_with_its_message_and_no_traceback(monkeypatch, c
     shown = capsys.readouterr()
     text = shown.out + shown.err
     assert isinstance(result.error_in_exec, RuntimeError)  # "Run all" stops here
-    expected = colab.PENDING if state == "unpublished" else "set-up did not finish"
+    expected = colab.DRIVE_FAILED if state == "unpublished" else "set-up did not finish"
     assert expected in text
     assert "Traceback" not in text and "SetUpStop" not in text and "line " not in text
 
@@ -591,3 +604,72 @@ def test_the_command_line_wants_a_tag_with_a_repository(capsys):
     with pytest.raises(SystemExit):
         colab.main(["sync", "--repository", "me/course"])
     assert "--ref TAG" in capsys.readouterr().err
+
+
+# --- Colab's own package set, dated: when Colab's list changes, replace the file ---------------
+
+COLAB_FREEZE = ROOT / "requirements" / "colab" / "backend-info-2026-08-19.txt"
+#: What the install plan depends on in that list; a new list that changes one of these fails here.
+COLAB_KEY_PACKAGES = {
+    "numpy": "2.1.3",
+    "numba": "0.61.2",
+    "numba-cuda": "0.22.2",
+    "torch": "2.11.0+cu128",
+    "triton": "3.6.0",
+    "cupy-cuda12x": "14.0.1",
+    "cuda-bindings": "12.9.7",
+    "cuda-core": "0.3.2",
+    "cudf-cu12": "26.2.1",
+    "cloudpickle": "3.1.2",
+}
+
+
+def colab_freeze(path=COLAB_FREEZE):
+    """name -> version of a googlecolab/backend-info pip freeze (names normalised as pip does)."""
+    installed = {}
+    for line in path.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, _, version = line.partition("==") if "==" in line else (line.split(" @ ")[0], "", "@")
+        installed[colab.normalized_name(name)] = version.strip()
+    return installed
+
+
+def test_colabs_dated_package_list_is_the_one_the_plan_is_tested_against():
+    installed = colab_freeze()
+    assert len(installed) > 600  # the whole freeze, not an excerpt
+    assert "Python 3.13.15" in COLAB_FREEZE.read_text().split("absl-py")[0]
+    changed = {
+        name: (version, installed.get(name))
+        for name, version in COLAB_KEY_PACKAGES.items()
+        if installed.get(name) != version
+    }
+    assert not changed, f"Colab's list changed (expected, found): {changed}"
+
+
+@pytest.mark.parametrize("driver", [(12, 4), (13, 0)], ids=["cuda-12-driver", "cuda-13-driver"])
+def test_the_install_plan_on_colabs_package_set(driver):
+    installed = colab_freeze()
+    lock = (ROOT / "requirements" / "course-cu12.txt").read_text()
+    pin = colab._locked(lock)["numba-cuda"]
+    decided = colab.plan(driver, 1, installed, lock)
+    assert decided.cuda == 12  # Colab's cuda-bindings 12.9.7: its CUDA 12 stack is kept
+    assert decided.packages == [f"numba-cuda[cu12]=={pin}"]  # its cloudpickle and cupy suffice
+    assert decided.fallback == [f"numba-cuda[cu12]{colab.NUMBA_CUDA_RANGE}"]
+    assert decided.constraints == {  # Colab's own builds, never replaced
+        "torch": "2.11.0+cu128",
+        "numpy": "2.1.3",
+        "cupy-cuda12x": "14.0.1",
+    }
+    assert not any("row_stack" in message for message in decided.messages)  # numpy < 2.5
+    # The course's numba-cuda replaces Colab's 0.22.2, which cuDF 26.2.1 needs: pip says so, and
+    # the install passes it on in words (pip's line as pip 24.1, Colab's pip, writes it).
+    pip_says = (
+        f"cudf-cu12 {installed['cudf-cu12']} requires numba-cuda<0.23,>=0.22.0, but you have "
+        f"numba-cuda {pin} which is incompatible."
+    )
+    assert colab.conflicts(pip_says) == [
+        f"cuDF (cudf-cu12) 26.2.1 requires numba-cuda<0.23,>=0.22.0, but the course installed "
+        f"numba-cuda {pin}: cuDF (cudf-cu12) may not work in this runtime (the course does not "
+        "use it)."
+    ]
