@@ -812,12 +812,14 @@ def sync(paths: list[Path] | None = None, root: Path = ROOT) -> list[str]:
 
 README = ROOT / "README.md"
 _ROW = re.compile(r"^\| (\d\d[a-z]?) \| \[[^]]+\]\((notebooks/[^)]+\.ipynb)\)")
-README_PENDING = "once published"
+README_PENDING = "[from Drive](#colab) until published"
+_OLD_PENDING = ("once published",)  # what earlier versions wrote there: replaced, not repeated
 
 
 def readme_cell(row: str) -> str:
     """The README table's Colab cell for one chapter row: a badge for the chapter, links for its
-    lab and solution (when the row lists them); until the course is published, "once published"."""
+    lab and solution (when the row lists them); until the course is published, a link to the
+    README's Colab section, which says how to use the course from Google Drive."""
     if REPOSITORY is None:
         return README_PENDING
     chapter = _ROW.match(row).group(2)
@@ -840,7 +842,8 @@ def synced_readme(text: str) -> str:
             columns = lines[index - 1].count("|") - 1
             lines[index] = "|" + "---|" * columns
         elif _ROW.match(line):
-            if "colab.research.google.com" in cells[-1] or cells[-1].strip() == README_PENDING:
+            last = cells[-1].strip()
+            if "colab.research.google.com" in last or last in (README_PENDING, *_OLD_PENDING):
                 cells = cells[:-1]
             lines[index] = " | ".join(cells).rstrip() + f" | {readme_cell(line)} |"
     return "\n".join(lines) + "\n"

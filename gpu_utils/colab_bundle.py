@@ -64,9 +64,31 @@ def marker(root: Path = colab.ROOT, paths: list[str] | None = None) -> dict:
     }
 
 
-def bundle(out: Path, root: Path = colab.ROOT) -> Path:
-    """Write ``out/gpu-course-VERSION.zip`` and return its path."""
+def out_of_step(paths: list[str], root: Path = colab.ROOT) -> list[str]:
+    """The bundled notebooks whose install cell is not the one ``colab.install_block()`` writes
+    (``python -m gpu_utils.colab sync`` not run since pyproject.toml changed): their cell would
+    look for another version of the course than the bundle's."""
+    block, stale = colab.install_block(), []
+    for path in paths:
+        if path.endswith(".ipynb"):
+            cells = json.loads((root / path).read_text()).get("cells", [])
+            code = next((c for c in cells if c.get("cell_type") == "code"), None)
+            source = "".join(code["source"]) if code else ""
+            if not source.startswith(block):
+                stale.append(path)
+    return stale
+
+
+def bundle(out: Path, root: Path = colab.ROOT, check_notebooks: bool = True) -> Path:
+    """Write ``out/gpu-course-VERSION.zip`` and return its path. Raises ValueError, saying what to
+    run, when a notebook's install cell is out of step (``check_notebooks``)."""
     paths = files(root)
+    stale = out_of_step(paths, root) if check_notebooks else []
+    if stale:
+        raise ValueError(
+            f"{len(stale)} notebooks have an install cell out of step with pyproject.toml (e.g. "
+            f"{stale[0]}): run `python -m gpu_utils.colab sync`, commit, then bundle again"
+        )
     record = marker(root, paths)
     top = f"gpu-course-{record['version']}"
     out.mkdir(parents=True, exist_ok=True)

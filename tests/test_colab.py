@@ -527,7 +527,8 @@ def test_readme_cells_before_and_after_publishing(unpublished):
     row = (
         "| 01 | [01_why_gpus](notebooks/01_why_gpus.ipynb) | [l](labs/01_why_gpus_lab.ipynb) | x |"
     )
-    assert colab.readme_cell(row) == "once published"
+    assert colab.readme_cell(row) == "[from Drive](#colab) until published"
+    assert colab.synced_readme(f"{row} once published |") == f"{row} {colab.README_PENDING} |\n"
     colab.REPOSITORY, colab.REF = "me/course", "v1.0"
     cell = colab.readme_cell(row)
     assert "github/me/course/blob/v1.0/notebooks/01_why_gpus.ipynb" in cell
@@ -597,7 +598,7 @@ def test_publish_then_sync_a_scratch_tree(tmp_path, unpublished):
     nb = nbformat.read(tree / "notebooks/00_start_here.ipynb", as_version=4)
     assert "github/me/course/blob/v1.0/notebooks/00_start_here.ipynb" in nb.cells[0].source
     readme = colab.synced_readme((tree / "README.md").read_text())
-    assert "github/me/course/blob/v1.0/" in readme and "once published" not in readme
+    assert "github/me/course/blob/v1.0/" in readme and "until published" not in readme
 
 
 def test_the_command_line_wants_a_tag_with_a_repository(capsys):
@@ -608,7 +609,9 @@ def test_the_command_line_wants_a_tag_with_a_repository(capsys):
 
 # --- Colab's own package set, dated: when Colab's list changes, replace the file ---------------
 
-COLAB_FREEZE = ROOT / "requirements" / "colab" / "backend-info-2026-08-19.txt"
+#: The newest dated list (backend-info-YYYY-MM-DD.txt): adding a newer one is the one step when
+#: Colab changes; the tests below then say what changed.
+COLAB_FREEZE = sorted((ROOT / "requirements" / "colab").glob("backend-info-*.txt"))[-1]
 #: What the install plan depends on in that list; a new list that changes one of these fails here.
 COLAB_KEY_PACKAGES = {
     "numpy": "2.1.3",
