@@ -43,6 +43,7 @@ __all__ = [
     "SwiGLU",
     "analytic_n_params",
     "build",
+    "gqa_attention_is_fused",
     "layer_params",
     "llama_activation_elements",
     "llama_ffn_hidden",
@@ -479,10 +480,27 @@ def llama_activation_elements(config: LlamaConfig, tokens: int = 1) -> int:
     * n_heads + 2: one log-sum-exp per head (fused attention) and one 1/rms per norm, in fp32.
 
     An unfused RMSNorm (this module, Meta's ``model.py``) also keeps its normalised x before the
-    multiply by the weight: h more per norm, 2 h per block (tests/test_gpt.py measures both)."""
+    multiply by the weight: h more per norm, 2 h per block (tests/test_gpt.py measures both,
+    where :func:`gqa_attention_is_fused`)."""
     c = config
     per_token = 6 * c.d_model + 2 * c.n_kv_heads * c.head_dim + 4 * c.ffn_hidden + c.n_heads + 2
     return per_token * tokens
+
+
+def gqa_attention_is_fused(config: LlamaConfig) -> bool:
+    """Whether this PyTorch runs :class:`LlamaAttention` on the CPU with its fused flash kernel,
+    which keeps k and v at their grouped size and no s x s matrix (what
+    :func:`llama_activation_elements` counts). A release whose CPU kernel does not take grouped
+    queries falls back to the math kernel, which repeats k and v and keeps the probabilities."""
+    from torch.nn.attention import SDPBackend
+
+    q = torch.empty(1, config.n_heads, 2, config.head_dim)
+    k = torch.empty(1, config.n_kv_heads, 2, config.head_dim)
+    try:
+        choice = torch._fused_sdp_choice(q, k, k, is_causal=True, enable_gqa=True)
+    except (AttributeError, TypeError, RuntimeError):  # no such query in this release
+        return False
+    return choice == SDPBackend.FLASH_ATTENTION.value
 
 
 def saved_elements(module: nn.Module, x: torch.Tensor) -> int:

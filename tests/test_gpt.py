@@ -156,6 +156,8 @@ def test_llama_counts_match_the_module(fields):
     model = gpt.Llama(config)
     assert sum(p.numel() for p in model.parameters()) == gpt.llama_n_params(config)
     block, h = model.layers[0], config.d_model
+    if not gpt.gqa_attention_is_fused(config):
+        pytest.skip("this PyTorch runs grouped-query attention on the CPU with its math kernel")
     for b, s in ((2, 16), (3, 32)):
         x = torch.randn(b, s, h, requires_grad=True)
         # measured = the fused count + each unfused RMSNorm's normalised x (2 h per token)
