@@ -71,6 +71,8 @@ from dataclasses import dataclass, field
 from . import collectives, flops, memory, specs
 
 __all__ = [
+    "FSDP",
+    "GATHER_UNITS",
     "LLAMA3_SHARDING",
     "MODELS",
     "OVERLAP",
@@ -130,7 +132,9 @@ class Model:
     ``tensors_per_layer``: the parameter tensors of one layer, which ZeRO-3 gathers one
     collective each (GPT's 12, :data:`TENSORS_PER_LAYER`; Llama's 9, no biases: wq, wk, wv,
     wo, w1, w2, w3, attention_norm and ffn_norm in the TransformerBlock of Meta's reference
-    implementation, github.com/meta-llama/llama3, llama/model.py)."""
+    implementation, github.com/meta-llama/llama3, llama/model.py); ``tied_embeddings``: whether
+    the output layer shares the embedding's matrix (GPT-3 does; Llama's ``output`` is its own
+    matrix, same model.py)."""
 
     params: float
     layers: int
@@ -140,6 +144,15 @@ class Model:
     vocab: int
     dropout: bool = True
     tensors_per_layer: int = TENSORS_PER_LAYER
+    tied_embeddings: bool = True
+
+    @property
+    def layer_params(self) -> float:
+        """Parameters of one transformer layer: all of them less the embedding (and the output
+        layer when it is not tied to it), over the layers. GPT-3 175B (tied): 12.0 h^2; Llama 3
+        70B (untied, SwiGLU, 8 KV heads): 12.76 h^2."""
+        embeddings = self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
+        return (self.params - embeddings) / self.layers
 
 
 #: Published shapes. GPT-3 175B: T. Brown et al., "Language Models are Few-Shot Learners",
@@ -150,15 +163,23 @@ class Model:
 #: but keeps the parameters it gathered from forward to backward (section 3.3.2): ZeRO-2's
 #: memory, and its reduce-scatter on every micro-batch, overlapped with the backward as FSDP
 #: does: :data:`LLAMA3_SHARDING`.
+_LLAMA = {"dropout": False, "tensors_per_layer": 9, "tied_embeddings": False}
 MODELS = {
     "GPT-3 175B": Model(174.6e9, 96, 12288, 96, 2048, 51200),
-    "Llama 3 8B": Model(8.0e9, 32, 4096, 32, 8192, 128256, dropout=False, tensors_per_layer=9),
-    "Llama 3 70B": Model(70.6e9, 80, 8192, 64, 8192, 128256, dropout=False, tensors_per_layer=9),
-    "Llama 3 405B": Model(405e9, 126, 16384, 128, 8192, 128256, dropout=False, tensors_per_layer=9),
+    "Llama 3 8B": Model(8.0e9, 32, 4096, 32, 8192, 128256, **_LLAMA),
+    "Llama 3 70B": Model(70.6e9, 80, 8192, 64, 8192, 128256, **_LLAMA),
+    "Llama 3 405B": Model(405e9, 126, 16384, 128, 8192, 128256, **_LLAMA),
 }
 
 #: Llama 3's data parallelism (Dubey et al. 2024, section 3.3.2) as :func:`evaluate` options.
 LLAMA3_SHARDING = {"zero_stage": 2, "overlap": 1.0}
+#: What one ZeRO-3 collective gathers (:func:`evaluate`'s ``gather_unit``).
+GATHER_UNITS = ("tensor", "block")
+#: PyTorch FSDP's ZeRO-3 as :func:`evaluate` options: one all-gather and one reduce-scatter per
+#: unit, a transformer block (torch.distributed.fsdp.fully_shard docs: it "groups parameters
+#: together for a single all-gather"), issued on their own streams and prefetched so that they
+#: overlap compute by design (Y. Zhao et al., VLDB 2023, section 3.3; chapters 09 and 10).
+FSDP = {"overlap": 1.0, "gather_unit": "block"}
 
 
 @dataclass(frozen=True)
@@ -332,6 +353,8 @@ def evaluate(
     tp_overlap: bool = False,
     latency: bool = True,
     schedule: str = "megatron",
+    gather_unit: str = "tensor",
+    causal: bool = False,
 ) -> Layout:
     """Memory and step time of one layout (see the module docstring for the model).
 
@@ -355,6 +378,14 @@ def evaluate(
     layer's matmuls the same way (they are exposed by default, as in Megatron-LM's layers).
     ``latency=False`` counts bandwidth only (the rooflines' model, chapter 09); with
     ``overlap=1`` and ``tp_overlap=True`` too, this is the planner of "How to Scale Your Model".
+    ``gather_unit``: what one ZeRO-3 collective moves, "tensor" (one parameter tensor each,
+    ``Model.tensors_per_layer``: DeepSpeed's ZeRO-3 of 2021) or "block" (one transformer block
+    each: PyTorch FSDP, whose ``fully_shard`` "groups parameters together for a single
+    all-gather"); :data:`FSDP` sets it with FSDP's overlap.
+    ``causal``: count the attention FLOPs a causal kernel computes (the lower triangle, half the
+    score term, ``gu.flops``) in the compute time; False (the default) charges the whole s x s
+    scores as PaLM's count does, the convention the published-run calibration (0.48-0.64, see
+    :func:`implied_mfu`) was measured in. The model FLOPs behind ``Layout.mfu`` stay PaLM's.
     """
     if dp * tp * pp != cluster.n_gpus:
         raise ValueError(
@@ -368,6 +399,8 @@ def evaluate(
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     if not 0 <= overlap <= 1:
         raise ValueError(f"overlap is a fraction between 0 and 1, got {overlap!r}")
+    if gather_unit not in GATHER_UNITS:
+        raise ValueError(f"gather_unit must be one of {GATHER_UNITS}, got {gather_unit!r}")
     if interleave < 1 or (pp > 1 and math.ceil(model.layers / pp) < interleave):
         raise ValueError(f"interleave={interleave}: each stage needs at least that many layers")
     if pp > 1 and zero_stage == 3 and dp > 1:
@@ -425,7 +458,9 @@ def evaluate(
         attention=attention,
     )
     activations = per_layer * layers_per_stage / v * _in_flight_chunks(pp, m, v, schedule)
-    gathered = 2 * 2 * 12 * h * h / tp if zero == 3 else 0.0  # 2 layers gathered, bf16
+    # ZeRO-3 holds two layers' gathered bf16 parameters at once (the one computing, the next
+    # prefetched), the model's own layer: 12.0 h^2 for GPT-3, 12.76 h^2 for Llama 3 70B
+    gathered = 2 * 2 * model.layer_params / tp if zero == 3 else 0.0
     breakdown = {
         "parameters": state.parameters,
         "gradients": state.gradients,
@@ -441,12 +476,19 @@ def evaluate(
     peak = flops.peak_flops(cluster.gpu, dtype)
     tokens_per_gpu_group = global_batch_tokens / dp  # tokens each model replica processes
     hw = flops.hardware_flops_per_token(
-        model.params, layers=L, d_model=h, seq_len=s, recompute=recompute, attention=attention
+        model.params,
+        layers=L,
+        d_model=h,
+        seq_len=s,
+        recompute=recompute,
+        attention=attention,
+        causal=causal,
     )
     model_flops = flops.training_flops_per_token(model.params, layers=L, d_model=h, seq_len=s)
     imbalance = layers_per_stage * pp / L  # the busiest stage's share when L % pp != 0
     compute = hw * tokens_per_gpu_group / (tp * pp) / (peak * mfu) * imbalance  # per GPU, step
-    forward = 2 * model.params + 4 * L * h * s  # one forward pass per token, PALM's counting
+    # one forward pass per token, PaLM's counting (a causal kernel computes half the scores)
+    forward = 2 * model.params + 4 * L * h * s * (0.5 if causal else 1)
     backward_share = 1 - forward / hw  # backward's part, recomputation included
     per_micro = compute / m  # one micro-batch through this GPU's layers, forward and backward
 
@@ -476,7 +518,8 @@ def evaluate(
     backward_window = overlap * backward_share * per_micro
     if zero == 3:
         gathers = 3 if recompute == "full" else 2  # forward, (recomputed forward), backward
-        tensors = layers_per_stage * model.tensors_per_layer
+        per_layer_calls = model.tensors_per_layer if gather_unit == "tensor" else 1
+        tensors = layers_per_stage * per_layer_calls
         gather = _collective("all_gather", grad_bytes, dp, dp_per_node, gpu, tensors, latency)
         scatter = _collective("reduce_scatter", grad_bytes, dp, dp_per_node, gpu, tensors, latency)
         one = gathers * gather + scatter  # every micro-batch
@@ -598,7 +641,7 @@ def plan(
     "none". Layouts that fit come first, fastest first; then those that do not, smallest first.
     ``options`` go to :func:`evaluate` (``mfu``, ``dtype``, ``usable_memory``,
     ``sequence_parallel``, ``dropout_masks``, ``attention``, ``overlap``, ``tp_overlap``,
-    ``latency``, ``schedule``).
+    ``latency``, ``schedule``, ``gather_unit``, ``causal``).
     """
     n = cluster.n_gpus
     sequences = global_batch_tokens // model.seq_len

@@ -74,7 +74,7 @@ def memory_answer(mistake: str = ""):
         activations = per_layer * LLAMA.layers / (pp * v) * chunks
         if mistake == "no_activations":
             activations = 0
-        gathered = 2 * 2 * 12 * LLAMA.hidden**2 / tp if zero == 3 else 0
+        gathered = 2 * 2 * LLAMA.layer_params / tp if zero == 3 else 0
         if mistake == "no_gathered":
             gathered = 0
         total = states + activations + gathered
@@ -433,8 +433,33 @@ def test_a_slow_layout_names_the_planners_best_and_the_main_difference():
     result = run("planner_layout_fits", layout(64, 4, 1, 1, recompute="full"))
     assert not result.passed and best in result.message
     assert C.PART_WORDS["compute"] in result.message
-    result = run("planner_layout_fits", layout(128, 2, 1, 3, recompute="full"))
-    assert best in result.message and C.PART_WORDS["data-parallel"] in result.message
+    # ZeRO-2 under Megatron-LM's defaults: a reduce-scatter per micro-batch, nothing hidden
+    result = run("planner_layout_fits", layout(32, 8, 1, 2))
+    assert not result.passed and best in result.message
+    assert C.PART_WORDS["data-parallel"] in result.message
+
+
+def test_fsdp_with_tp_is_judged_as_fsdp_runs_it():
+    """Issue 25.1: FSDP + TP for Llama 3 70B, the standard PyTorch-native layout, was rejected
+    as 2.63x the best with 15.5 s more exposed data-parallel traffic (one collective per tensor,
+    nothing overlapped). As FSDP runs it (one gather per block, prefetched) it passes; the same
+    layout under Megatron-LM's defaults is still what the planner's defaults say."""
+    fsdp_tp = layout(32, 8, 1, 3)
+    result = run("planner_layout_fits", fsdp_tp)
+    assert result.passed, result.message
+    assert "as PyTorch FSDP runs it" in result.message
+    megatron = P.evaluate(LLAMA, C.cluster(), 2**21, **fsdp_tp())
+    assert megatron.step_time / C.planner_best().step_time > 2  # per-tensor, exposed: 2.63x
+    assert C.evaluate(fsdp_tp()).step_time < megatron.step_time / 2
+
+
+def test_a_bad_fsdp_layout_still_fails_with_its_evidence():
+    """FSDP + TP 8 with full recomputation: judged as FSDP, still 1.47x the best, and the
+    evidence is the recomputation's FLOPs, not the data-parallel traffic."""
+    result = run("planner_layout_fits", layout(32, 8, 1, 3, recompute="full"))
+    assert not result.passed and "as PyTorch FSDP runs it" in result.message
+    assert C.PART_WORDS["compute"] in result.message
+    assert C.PART_WORDS["data-parallel"] not in result.message
 
 
 @pytest.mark.parametrize(
@@ -530,6 +555,64 @@ def test_defend_with_the_planners_own_numbers_is_told_to_predict():
 
     result = run("planner_defend", copies)
     assert not result.passed and "gu.parallelism.evaluate" in result.message
+
+
+def planner_table():
+    """What a learner builds in an earlier cell: every layout of gu.parallelism.plan by its
+    settings (issue 30.4)."""
+    return {tuple(getattr(x, k) for k in C.KEYS): x for x in P.plan(LLAMA, C.cluster(), 2**21)}
+
+
+def test_a_prediction_that_looks_up_the_planners_list_is_caught():
+    table = planner_table()
+
+    def memory(layout):  # plan lists selective as "none" under flash attention
+        layout = {**layout, "recompute": layout["recompute"].replace("selective", "none")}
+        return table[tuple(layout[k] for k in C.KEYS)].memory_per_gpu / 2**30
+
+    def step(layout):
+        found = table.get(tuple(layout[k] for k in C.KEYS))
+        return None if found is None else found.step_time
+
+    for exercise_id, answer in [("planner_memory_prediction", memory), ("planner_step_time", step)]:
+        result = run(exercise_id, answer)
+        assert not result.passed and "looks the layout up" in result.message, result.message
+        assert "v = 5" in result.message
+
+
+def test_a_step_prediction_that_copies_the_planners_figures_is_caught():
+    """A table of the planner's own figures for every layout the panel asks, built before the
+    check (no call while it runs): the figures, 9 digits on every layout, give it away."""
+    table = {tuple(lay[k] for k in C.KEYS): C.evaluate(lay).step_time for lay in C.STEP_PANEL}
+
+    def step(layout):
+        return table[tuple(layout[k] for k in C.KEYS)]
+
+    result = run("planner_step_time", step)
+    assert not result.passed and "copied, not predicted" in result.message, result.message
+    rounded = {k: float(f"{v:.3g}") for k, v in table.items()}
+    result = run("planner_step_time", lambda layout: rounded[tuple(layout[k] for k in C.KEYS)])
+    assert result.passed, result.message  # the message's own advice: rounded figures pass
+
+
+def test_defend_with_ranked_figures_copied_is_caught():
+    ranked = P.plan(LLAMA, C.cluster(), 2**21)
+    mine = layout(8, 4, 8, 1)()
+    x = next(r for r in ranked if all(getattr(r, k) == mine[k] for k in C.KEYS))
+    best = next(r for r in ranked if r.fits and C.follows_rules(r))
+
+    def defend():
+        return dict(
+            layout=mine,
+            memory_gib=x.memory_per_gpu / 2**30,
+            step_seconds=x.step_time,
+            bound=x.bound,
+            vs_best=x.step_time / best.step_time,
+            main_difference="bubble",
+        )
+
+    result = run("planner_defend", defend)
+    assert not result.passed and "copied, not predicted" in result.message, result.message
 
 
 def test_defend_with_missing_keys():

@@ -239,6 +239,62 @@ def test_zero3_gathers_each_parameter_tensor_of_the_model_s_own_layer():
     assert latency["llama"] == pytest.approx(latency["gpt"] * 9 / 12)
 
 
+def test_fsdp_gathers_one_block_per_collective_and_overlaps():
+    """PyTorch FSDP's ``fully_shard`` "groups parameters together for a single all-gather": one
+    collective per block instead of Llama's 9 per tensor, the same bytes, so only the latency
+    shrinks, to 1/9; with FSDP's overlap the lab's FSDP + TP 8 layout (issue 25.1) comes within
+    1.1x of the planner's best instead of 2.63x."""
+    model, cluster = P.MODELS["Llama 3 70B"], P.Cluster(H100, 8, 32)
+    args = dict(dp=256, zero_stage=3, recompute="none")
+    latency = {}
+    for unit in P.GATHER_UNITS:
+        with_latency = P.evaluate(model, cluster, 2**21, gather_unit=unit, **args)
+        without = P.evaluate(model, cluster, 2**21, gather_unit=unit, latency=False, **args)
+        assert with_latency.comm_bytes == without.comm_bytes
+        latency[unit] = with_latency.comm_times["dp"] - without.comm_times["dp"]
+    assert latency["block"] == pytest.approx(latency["tensor"] / 9)
+    best = P.plan(model, cluster, 2**21)[0]
+    layout = dict(dp=32, tp=8, pp=1, zero_stage=3)
+    megatron = P.evaluate(model, cluster, 2**21, **layout)
+    fsdp = P.evaluate(model, cluster, 2**21, **layout, **P.FSDP)
+    assert megatron.step_time / best.step_time > 2.5  # the lab reported 2.63x (rules kept)
+    assert 1.0 <= fsdp.step_time / best.step_time < 1.1
+    assert fsdp.memory_per_gpu == megatron.memory_per_gpu
+    with pytest.raises(ValueError, match="gather_unit"):
+        P.evaluate(model, cluster, 2**21, gather_unit="layer", **layout)
+
+
+def test_zero3_holds_two_of_the_model_s_own_layers():
+    """The gathered parameters ZeRO-3 holds are two layers of the model itself, counted from the
+    architecture (oracle, not the planner): GPT-3's 12 h^2 (4 h^2 attention, 8 h^2 MLP, tied
+    embedding); Llama 3 70B's 2 h^2 + 2 h (8 x 128) for GQA's q, o and k, v, 3 x h x 28,672
+    for SwiGLU (Dubey et al. 2024, Table 3; params.json ffn_dim) = 12.75 h^2 (issue 25.12)."""
+    gpt, llama = P.MODELS["GPT-3 175B"], P.MODELS["Llama 3 70B"]
+    assert gpt.layer_params / gpt.hidden**2 == pytest.approx(12, rel=0.002)
+    h = llama.hidden
+    architecture = 2 * h * h + 2 * h * 8 * 128 + 3 * h * 28672 + 2 * h
+    assert architecture / h**2 == pytest.approx(12.75, abs=0.01)
+    assert llama.layer_params == pytest.approx(architecture, rel=0.005)
+    x = P.evaluate(llama, P.Cluster(H100, 8, 32), 2**21, dp=64, tp=4, zero_stage=3)
+    assert x.memory_breakdown["zero3_gathered"] == pytest.approx(
+        2 * 2 * architecture / 4, rel=0.005
+    )
+
+
+@pytest.mark.parametrize("name, saved", [("Llama 3 405B", 0.044), ("Llama 3 8B", 0.119)])
+def test_causal_attention_skips_the_masked_half_of_the_scores(name, saved):
+    """A causal kernel computes the lower triangle of the scores: 4% fewer FLOPs for 405B at 8K,
+    12% for Llama 3 8B (issue 25.11; with flash attention 6N + 14 L H Q T becomes 6N + 7 L H Q T,
+    gu.flops). The model FLOPs behind ``mfu`` stay PaLM's, so the achieved mfu rises."""
+    model = P.MODELS[name]
+    cluster = P.Cluster(H100, 8, 1)
+    args = dict(dp=1, tp=8, pp=1, recompute="none")
+    full = P.evaluate(model, cluster, model.seq_len * 8, **args)
+    causal = P.evaluate(model, cluster, model.seq_len * 8, causal=True, **args)
+    assert 1 - causal.compute_time / full.compute_time == pytest.approx(saved, abs=0.002)
+    assert causal.mfu > full.mfu
+
+
 def test_overlap_hides_data_parallel_traffic_up_to_the_compute_beside_it():
     model = P.MODELS["GPT-3 175B"]
     cluster = P.Cluster("A100-SXM4-80GB", 8, 96)
