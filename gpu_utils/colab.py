@@ -16,7 +16,13 @@
   which CUDA version it supports; ``lock_for()`` names the pinned set that matches: CUDA 12 drivers
   (Colab's 550 series, driver < 580) get ``requirements/course-cu12.txt``, CUDA 13 drivers and
   machines without a GPU get ``requirements/course.txt``. The Makefile calls this file as a script.
-- On Colab, the first code cell of every notebook clones the release tag it was built for (a
+- Before publication (and for a private copy), the course comes from the learner's Google Drive:
+  ``python -m gpu_utils.colab bundle --out DIR`` (gpu_utils/colab_bundle.py) writes a zip with the
+  marker ``gpu-course.json``; the install cell mounts Drive, finds the marker (or a zip holding it)
+  by a bounded search, and runs this file's ``drive`` command (:func:`drive_install`): one course
+  of the notebook's version (:func:`choose`, else one message saying what to do), copied or
+  unpacked to /content, installed as below, the progress file kept in Drive beside it.
+- Once published, the first code cell of every notebook clones the release tag it was built for (a
   half-finished clone is replaced), runs this file (``%run .../colab.py install``), and raises a
   clear error before ``import gpu_utils`` when the set-up did not finish (``%run`` swallows
   errors). The install (:func:`plan`, pure and tested without network) installs ``gpu_utils`` and
@@ -409,7 +415,7 @@ def install(clone: str = CLONE_DIR, marker: str = MARKER, ref: str | None = None
 # --- before publication: the course from the learner's Google Drive ------------------------------
 # The course bundle (``python -m gpu_utils.colab bundle``, gpu_utils/colab_bundle.py) is a zip of
 # one folder with COURSE_MARKER at its top. The install cell mounts Drive, finds that marker (or a
-# zip holding it) with a bounded search (_FIND), and runs this file's ``drive`` command, which
+# zip holding it) with a bounded search (_drive_block), and runs this file's ``drive`` command, which
 # picks the one course, copies or unpacks it to local disk and installs it with the plan above.
 
 COURSE_MARKER = "gpu-course.json"  # in the course folder: {"name", "version", "commit", "date"}
