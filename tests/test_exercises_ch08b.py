@@ -181,6 +181,15 @@ def step_clipped_by_hand(model, optimizer, tokens, targets):
     return loss.item()
 
 
+def step_clipped_by_value(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    _, loss = model(tokens, targets)
+    loss.backward()
+    torch.nn.utils.clip_grad_value_(model.parameters(), 0.01)
+    optimizer.step()
+    return loss.item()
+
+
 def step_halved(model, optimizer, tokens, targets):
     """A common factor that is not clipping: the loss divided by 2."""
     optimizer.zero_grad()
@@ -243,6 +252,7 @@ def test_train_step_accepts_correct_answers(answer):
         (step_new_optimizer, primer.NOT_THE_OPTIMIZER, "not through the optimizer"),
         (step_clipped, primer.CLIPPED, "global norm is 1, this batch's is"),
         (step_clipped_by_hand, primer.CLIPPED, "clipping to a norm of 0.5"),
+        (step_clipped_by_value, primer.CLIPPED, "cut to at most 0.01 in size"),
         (step_returns_tensor, primer.RETURN_A_NUMBER, "still attached to its autograd graph"),
         (step_returns_detached, primer.RETURN_A_NUMBER, "returned a tensor of shape ()"),
     ],

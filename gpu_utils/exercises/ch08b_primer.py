@@ -129,7 +129,8 @@ DETACHED = (
     "or under `torch.no_grad()`. Compute the logits and the loss with autograd on."
 )
 CLIPPED = (
-    "this exercise's step has no gradient clipping: remove `clip_grad_norm_` and let "
+    "this exercise's step has no gradient clipping: remove `clip_grad_norm_` (or "
+    "`clip_grad_value_`) and let "
     "`optimizer.step()` use the gradients of the mean loss as they are (clipping is a choice "
     "of a training recipe, with its own threshold to tune, not part of every step)."
 )
@@ -296,6 +297,16 @@ def _judge_step(
         return (
             f"The gradients `optimizer.step()` used are {c:.4g} times those of the mean loss.",
             scale_hint,
+        )
+    bound = max(float(got[n].abs().max()) for n in expected)
+    largest = max(float(expected[n].abs().max()) for n in expected)
+    if 0 < bound < largest and _close(got, {n: expected[n].clamp(-bound, bound) for n in expected}):
+        # each element cut to [-v, v], the rest untouched: clip_grad_value_
+        return (
+            f"In {nth}, the gradients `optimizer.step()` used are this batch's with every "
+            f"element cut to at most {bound:.4g} in size (this batch's largest is {largest:.4g}): "
+            "that is clipping by value.",
+            CLIPPED,
         )
     name, gap = max(
         ((n, float((got[n] - expected[n]).abs().max())) for n in expected), key=lambda t: t[1]
