@@ -37,7 +37,12 @@ WEIGHT_DECAY = 0.01
 TINY_BATCH = 4
 
 
-def baseline_loader(text: str, batch_size: int = TINY_BATCH, seq_len: int = SEQ_LEN, seed: int = 0):
+def baseline_loader(
+    text: str,
+    batch_size: int = TINY_BATCH,
+    seq_len: int = SEQ_LEN,
+    seed: int = 0,
+):
     """Tokenises every item in Python, in the training process itself (num_workers=0)."""
     dataset = training.SlowTokenizingDataset(text, seq_len, repeat=4)
     return torch.utils.data.DataLoader(

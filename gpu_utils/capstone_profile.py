@@ -14,6 +14,7 @@ its speed.
 from __future__ import annotations
 
 import random
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -28,8 +29,10 @@ __all__ = [
     "MODEL",
     "SEQ_LEN",
     "SMALL_BATCH",
+    "WEIGHT_DECAY",
     "Script",
     "TokenizingDataset",
+    "add_input_dtypes",
     "baseline",
     "build_model",
     "device",
@@ -53,6 +56,8 @@ N_PLANTED = 3
 MODEL = {"seq_len": 32, "d_model": 32, "n_layers": 2, "n_heads": 2}
 SEQ_LEN = MODEL["seq_len"]
 LR = 3e-3
+#: The scripts' AdamW weight decay.
+WEIGHT_DECAY = 0.01
 #: The batch the script is meant to train with, and the planted one.
 BATCH, SMALL_BATCH = 16, 2
 #: Passes of the per-item tokeniser over each window (stands in for heavier preprocessing).
@@ -95,7 +100,8 @@ def _source(kinds: frozenset[str]) -> str:
         "    device = capstone_profile.device()",
         "    model = capstone_profile.build_model().to(device)",
         "    optimizer = torch.optim.AdamW(",
-        f"        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach={foreach}",
+        f"        model.parameters(), lr=capstone_profile.LR, weight_decay={WEIGHT_DECAY}, "
+        f"foreach={foreach}",
         "    )",
     ]
     if "loader" in kinds:
@@ -181,19 +187,53 @@ def baseline(seed: int) -> Script:
 def profile(train: Callable[[str, int], object], steps: int = 3, text: str | None = None):
     """Run ``train(text, steps)`` under ``torch.profiler`` (CPU activity, and CUDA on a GPU)
     with input shapes and dtypes recorded; return the stopped profiler (``key_averages()``,
-    ``events()``, ``export_chrome_trace(path)``). ``text`` defaults to the chapter's corpus."""
+    ``events()``, each with ``.input_dtypes`` on every supported torch: :func:`add_input_dtypes`,
+    ``export_chrome_trace(path)``). ``text`` defaults to the chapter's corpus."""
     text = training.corpus() if text is None else text
     activities = [torch.profiler.ProfilerActivity.CPU]
     if torch.cuda.is_available():
         activities.append(torch.profiler.ProfilerActivity.CUDA)
-    with (
-        training.quiet_profiler_log(),
-        torch.profiler.profile(activities=activities, record_shapes=True) as prof,
-    ):
-        train(text, steps)
-        if torch.cuda.is_available() and torch.cuda.is_initialized():
-            torch.cuda.synchronize()
+    with warnings.catch_warnings(), training.quiet_profiler_log():
+        # torch 2.11 (not 2.13) warns once that a profiler without a schedule "clears events at
+        # the end of each cycle": this one has one cycle, and the warning would show above it.
+        warnings.filterwarnings("ignore", message="Warning: Profiler clears events")
+        with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
+            train(text, steps)
+            if torch.cuda.is_available() and torch.cuda.is_initialized():
+                torch.cuda.synchronize()
+    add_input_dtypes(prof)
     return prof
+
+
+def add_input_dtypes(prof) -> None:
+    """Give every event of a stopped ``record_shapes=True`` profiler ``.input_dtypes``.
+
+    torch 2.13 builds each ``FunctionEvent`` with ``input_dtypes``; torch 2.11 (Colab; 2.10, the
+    CUDA 12 lock, the same) does not, although its profiler records them too, on its raw events
+    (``_KinetoEvent.dtypes()``, the "Input type" of ``export_chrome_trace``). There they are
+    copied onto the events, matched by thread, start, end and name as torch's own
+    ``_parse_kineto_results`` builds them from the same raw events, so that lab 11 reads
+    ``event.input_dtypes`` on every supported torch. An event left unmatched gets ``[]``.
+    (Raw dtypes: pytorch/pytorch#55358, 2021; copied onto events: #179714, April 2026.)
+    """
+    events = prof.events()
+    if not events or hasattr(events[0], "input_dtypes"):
+        return
+    results = getattr(getattr(prof, "profiler", None), "kineto_results", None)
+    found: dict[tuple, list[str]] = {}
+    if results is not None:
+        start = results.trace_start_ns()
+        for raw in results.events():
+            key = (
+                raw.start_thread_id(),
+                (raw.start_ns() - start) / 1000,
+                (raw.end_ns() - start) / 1000,
+                raw.name(),
+            )
+            found.setdefault(key, list(raw.dtypes()))
+    for event in events:
+        key = (event.thread, event.time_range.start, event.time_range.end, event.trace_name)
+        event.input_dtypes = found.get(key, [])
 
 
 def tokens_per_step(train: Callable[[str, int], object], text: str | None = None) -> int:

@@ -54,3 +54,33 @@ def test_a_script_trains_and_tokens_per_step_counts_its_batch():
     assert len(losses) == 2 and all(isinstance(v, float) for v in losses)
     assert cp.tokens_per_step(both.train, text) == cp.SMALL_BATCH * cp.SEQ_LEN
     assert cp.tokens_per_step(cp.script({"recompute"}).train, text) == cp.BATCH * cp.SEQ_LEN
+
+
+TEXT = "The Zen of Python, by Tim Peters. Beautiful is better than ugly. " * 20
+
+
+def _matmul_dtypes(prof) -> set[str]:
+    return {str(e.input_dtypes[:2]) for e in prof.events() if e.name in ("aten::addmm", "aten::mm")}
+
+
+def test_profile_events_carry_the_input_dtypes_lab_11_teaches():
+    """Lab 11 teaches ``event.input_dtypes``: torch 2.13 has it, 2.10-2.11 get it from
+    cp.add_input_dtypes. This fails wherever the installed torch leaves it missing."""
+    fp32 = cp.profile(cp.script({"fp32"}).train, 1, TEXT)
+    assert all(hasattr(e, "input_dtypes") for e in fp32.events())
+    assert _matmul_dtypes(fp32) == {"['float', 'float']"}
+    sound = cp.profile(cp.script(set()).train, 1, TEXT)
+    assert _matmul_dtypes(sound) == {"['c10::BFloat16', 'c10::BFloat16']"}
+
+
+def test_add_input_dtypes_recovers_what_torch_records():
+    """Taken off every event (as torch 2.10-2.11 build them), the dtypes matched from the raw
+    events equal torch's own wherever torch has them; where it has not, they are all found."""
+    prof = cp.profile(cp.script({"fp32"}).train, 1, TEXT)
+    events = prof.events()
+    before = [list(e.input_dtypes) for e in events]
+    assert sum(1 for d in before if "float" in d) > 10
+    for event in events:
+        del event.input_dtypes
+    cp.add_input_dtypes(prof)
+    assert [list(e.input_dtypes) for e in events] == before

@@ -233,15 +233,27 @@ def make_train(
     step=True,
     lr=capstone_profile.LR,
     returns="list",
+    optimizer="adamw",
+    whole_checkpoint=False,
+    evaluate=False,
 ):
     """The reference fix, with one thing changed (or left unfixed) when asked."""
+    make_optimizer = {
+        "adamw": lambda params: torch.optim.AdamW(
+            params, lr=lr, weight_decay=0.01, foreach=foreach
+        ),
+        "sgd": lambda params: torch.optim.SGD(params, lr=lr, foreach=foreach),
+        "adam_l2": lambda params: torch.optim.Adam(
+            params, lr=lr, weight_decay=0.01, foreach=foreach
+        ),
+    }[optimizer]
 
     def train(text, steps):
         device = capstone_profile.device()
         model = capstone_profile.build_model().to(device)
         if cast is not None:
             model = model.to(cast)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, foreach=foreach)
+        optimizer = make_optimizer(model.parameters())
         if loader == "slow":
             batches = iter(
                 torch.utils.data.DataLoader(
@@ -265,6 +277,8 @@ def make_train(
             ):
                 if checkpointed:
                     _, loss = T.forward_checkpointed(model, x, y)
+                elif whole_checkpoint:
+                    _, loss = torch.utils.checkpoint.checkpoint(model, x, y, use_reentrant=False)
                 else:
                     _, loss = model(x, y)
             loss.backward()
@@ -276,8 +290,15 @@ def make_train(
             elif sync == "print":
                 print(loss)
                 losses.append(loss.detach())
+            elif sync == "to_cpu":
+                losses.append(loss.detach().to("cpu"))
+            elif sync == "copy":
+                losses.append(torch.empty((), device="cpu").copy_(loss.detach()))
             else:
                 losses.append(loss.detach())
+        if evaluate:  # one evaluation after training, without grad
+            with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16):
+                model(x, y)
         if returns == "none":
             return None
         return torch.stack([torch.as_tensor(v) for v in losses]).float().tolist()
@@ -332,8 +353,8 @@ def train_accumulated(text, steps):
 
 @pytest.mark.parametrize(
     "answer",
-    [make_train(), train_fused_window_loader, train_accumulated],
-    ids=["reference", "fused_window_loader", "accumulated"],
+    [make_train(), train_fused_window_loader, train_accumulated, make_train(evaluate=True)],
+    ids=["reference", "fused_window_loader", "accumulated", "evaluated_under_no_grad"],
 )
 def test_correct_fixes_pass(answer):
     result = run(FIX, answer)
@@ -353,17 +374,24 @@ FIX_HINTS = {
     "no_step": "never called a torch.optim optimizer's step()",
     "returns": "the script returns the loss of every step",
     "learning": "no longer learns",
+    "sgd": "SGD moves each weight by lr x gradient",
+    "adam_l2": "Adam's weight_decay is added to the gradient",
 }
 
 FIX_MISTAKES = {
     "slow_loader_kept": (make_train(loader="slow"), "loader"),
     "item_every_step": (make_train(sync="item"), "host_sync"),
     "print_every_step": (make_train(sync="print"), "host_sync"),
+    "to_cpu_every_step": (make_train(sync="to_cpu"), "host_sync"),
+    "copy_to_cpu_every_step": (make_train(sync="copy"), "host_sync"),
     "no_autocast": (make_train(autocast=None), "fp32"),
     "tiny_batch": (make_train(batch=capstone_profile.SMALL_BATCH), "small_batch"),
     "foreach_false": (make_train(foreach=False), "optimizer_loop"),
     "foreach_default_on_cpu": (make_train(foreach=None), "optimizer_loop"),
     "checkpointing_kept": (make_train(checkpointed=True), "recompute"),
+    "whole_model_checkpointed": (make_train(whole_checkpoint=True), "recompute"),
+    "sgd_instead_of_adamw": (make_train(optimizer="sgd"), "sgd"),
+    "adam_with_l2_decay": (make_train(optimizer="adam_l2"), "adam_l2"),
     "model_cast_to_bf16": (make_train(cast=torch.bfloat16), "cast"),
     "fp16_autocast": (make_train(autocast=torch.float16), "fp16"),
     "never_steps": (make_train(step=False), "no_step"),

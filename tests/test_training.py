@@ -235,3 +235,36 @@ def test_torchrun_with_two_local_processes(tmp_path):
     assert result["world_size"] == 2 and len(result["losses"]) == 4
     single = train_script.main(["--steps", "4", "--batch-size", "8"])
     assert result["losses"] == pytest.approx(single["losses"], abs=1e-4)
+
+
+def test_profile_table_fits_100_columns_and_agrees_with_torchs_table():
+    with T.quiet_profiler_log(), torch.profiler.profile() as prof:
+        x = torch.randn(64, 64)
+        for _ in range(3):
+            x = torch.nn.functional.gelu(x @ x) / 64
+    table = T.profile_table(prof, row_limit=4)
+    lines = table.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert lines[0].split()[:1] == ["Name"] and "# of Calls" in lines[0]
+    torch_total = prof.key_averages().table(row_limit=1).strip().splitlines()[-1]
+    assert lines[-1] == torch_total  # "Self CPU time total: ..." as torch prints it
+    averages = {a.key: a for a in prof.key_averages()}
+    rows = [line.split() for line in lines[2:-2]]
+    table = prof.key_averages().table(sort_by="cpu_time_total", row_limit=4)
+    theirs = [line.split() for line in table.splitlines()[3:7]]
+    assert len(rows) == 4
+    for (name, calls, total, self_cpu, share), their in zip(rows, theirs, strict=True):
+        # torch's columns: name, self %, self, total %, total, average, calls
+        assert [name, calls, total, self_cpu, share] == [their[i] for i in (0, 6, 4, 2, 1)]
+    assert averages["aten::mm"].count == 3
+    by_count = T.profile_table(prof, sort_by="count", row_limit=2).splitlines()[2].split()
+    assert int(by_count[1]) == max(a.count for a in averages.values())
+
+
+def test_profile_table_refuses_bad_options_in_words():
+    with T.quiet_profiler_log(), torch.profiler.profile() as prof:
+        torch.ones(2).sum()
+    with pytest.raises(ValueError, match="sort_by must be one of"):
+        T.profile_table(prof, sort_by="cuda_time")
+    with pytest.raises(ValueError, match="row_limit must be"):
+        T.profile_table(prof, row_limit=0)

@@ -28,7 +28,7 @@ from .. import capstone_profile as cp
 from .. import gpt, training
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 from .ch11_training import TIME_LIMIT as _LAB_TIME_LIMIT
-from .ch11_training import _called_from_torch, _line_of, _not_callable, _SyncCounter
+from .ch11_training import _line_of, _not_callable, _SyncCounter
 
 CHAPTER = "11_training_in_practice"
 #: Seconds of processor time a check may use, as for the rest of lab 11: a correct answer's
@@ -46,6 +46,16 @@ FIX_STEPS = 4
 SYNCS_ALLOWED = 1
 #: The model's vocabulary (bytes): the token embedding is the one with this many rows.
 VOCAB = 256
+#: Largest distance allowed between a fixed script's first update and the script's AdamW's from
+#: the same weights and gradients: AdamW's per-parameter loop, foreach and fused paths agree to
+#: 2e-9 on this model; Adam with L2 decay lands 3e-5 away (lr x decay x weight), SGD 3e-3.
+UPDATE_TOLERANCE = 1e-6
+
+
+def _in_backward() -> bool:
+    """Whether autograd's backward pass is running now (a checkpointed forward is recomputed
+    inside it); torch's own test of this, ``_current_graph_task_id``, -1 outside backward."""
+    return torch._C._current_graph_task_id() != -1
 
 
 @functools.cache
@@ -105,10 +115,10 @@ def _evidence(kinds: frozenset[str]) -> dict[str, str]:
         1 for e in events if e.name == "aten::item" and not _inside(e, "Optimizer.step")
     )
     items_in = count["aten::item"] - items_out
-    dtypes = {id(e): getattr(e, "input_dtypes", None) or [] for e in events}
-    matmuls = [e for e in events if e.name in ("aten::addmm", "aten::mm") and dtypes[id(e)]]
-    float_mm = sum(1 for e in matmuls if "float" in dtypes[id(e)])
-    bf16_mm = sum(1 for e in matmuls if "c10::BFloat16" in dtypes[id(e)])
+    # cp.profile gives every event input_dtypes, also on torch 2.10-2.11 (cp.add_input_dtypes)
+    matmuls = [e for e in events if e.name in ("aten::addmm", "aten::mm") and e.input_dtypes]
+    float_mm = sum(1 for e in matmuls if "float" in e.input_dtypes)
+    bf16_mm = sum(1 for e in matmuls if "c10::BFloat16" in e.input_dtypes)
     embed = next(
         (
             e.input_shapes[1]
@@ -291,32 +301,38 @@ class _Probes(_SyncCounter):
 
     def __init__(self) -> None:
         super().__init__()
-        self.syncs: list[int] = []  # optimizer steps done when each synchronisation happened
+        self.synced: list[int] = []  # optimizer steps done when each synchronisation happened
         self.steps = 0
         self.tokens: list[int] = []  # tokens seen by the model before each optimizer step
         self.pending = 0
-        self.models = self.blocks = self.tokenised = 0
+        self.models = self.blocks = self.tokenised = self.recomputed = 0
         self.dtypes: collections.Counter = collections.Counter()
         self.optimizers: dict[int, torch.optim.Optimizer] = {}
         self.first: dict[int, list[torch.Tensor]] = {}
+        self.first_grads: dict[int, list[torch.Tensor | None]] = {}
+        self.after_first: dict[int, list[torch.Tensor]] = {}
         self._pid = os.getpid()
         self._handles: list = []
         self._original = None
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        name = getattr(func, "__name__", "")
-        if name in self.SYNCING and not _called_from_torch():
-            self.syncs.append(self.steps)
+        if self.syncs(getattr(func, "__name__", ""), args, kwargs):
+            self.synced.append(self.steps)
         return func(*args, **(kwargs or {}))
 
     def _pre(self, module, args):
         # every forward pass of the model (model(x, y), or T.forward_checkpointed) embeds its
-        # tokens once; a checkpointed block's forward runs again during backward
+        # tokens once; a checkpointed block's (or model's) forward runs again during backward.
+        # Forwards without grad (an evaluation under torch.no_grad()) train nothing: not counted.
         vocab = isinstance(module, torch.nn.Embedding) and module.num_embeddings == VOCAB
-        if vocab and args and isinstance(args[0], torch.Tensor) and torch.is_grad_enabled():
+        if not (vocab or isinstance(module, gpt.Block)) or not torch.is_grad_enabled():
+            return
+        if _in_backward():
+            self.recomputed += isinstance(module, gpt.Block)
+        elif vocab and args and isinstance(args[0], torch.Tensor):
             self.models += 1
             self.pending += args[0].numel()
-        elif isinstance(module, gpt.Block):
+        elif not vocab:
             self.blocks += 1
 
     def _post(self, module, args, output):
@@ -324,9 +340,11 @@ class _Probes(_SyncCounter):
             self.dtypes[output.dtype] += 1
 
     def _before_step(self, optimizer, args, kwargs):
-        if id(optimizer) not in self.first:  # the weights before the first update
-            self.first[id(optimizer)] = [
-                p.detach().clone() for g in optimizer.param_groups for p in g["params"]
+        if id(optimizer) not in self.first:  # the weights and gradients of the first update
+            params = [p for g in optimizer.param_groups for p in g["params"]]
+            self.first[id(optimizer)] = [p.detach().clone() for p in params]
+            self.first_grads[id(optimizer)] = [
+                None if p.grad is None else p.grad.detach().clone() for p in params
             ]
 
     def changed(self) -> float:
@@ -338,7 +356,34 @@ class _Probes(_SyncCounter):
                 change = max(change, float((a.detach().float() - b.float()).abs().max()))
         return change
 
+    def update_error(self) -> tuple[float, torch.optim.Optimizer] | None:
+        """The largest distance between a first update and the script's AdamW's from the same
+        weights and gradients (a reference run here), with its optimizer; None if all agree."""
+        worst = None
+        for key, before in self.first.items():
+            params = [torch.nn.Parameter(b.detach().clone().float()) for b in before]
+            for p, g in zip(params, self.first_grads[key], strict=True):
+                p.grad = None if g is None else g.detach().clone().float()
+            reference = torch.optim.AdamW(
+                params, lr=cp.LR, weight_decay=cp.WEIGHT_DECAY, foreach=False
+            )
+            reference.step()
+            error = max(
+                (
+                    float((a.float() - r.detach()).abs().max())
+                    for a, r in zip(self.after_first[key], params, strict=False)
+                ),
+                default=0.0,
+            )
+            if error > UPDATE_TOLERANCE and (worst is None or error > worst[0]):
+                worst = (error, self.optimizers[key])
+        return worst
+
     def _stepped(self, optimizer, args, kwargs):
+        if id(optimizer) not in self.after_first:
+            self.after_first[id(optimizer)] = [
+                p.detach().clone() for g in optimizer.param_groups for p in g["params"]
+            ]
         self.steps += 1
         self.tokens.append(self.pending)
         self.pending = 0
@@ -444,7 +489,7 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
                 "DataLoader worker processes (`num_workers`).",
             )
         )
-    inside = sum(1 for s in probes.syncs if 0 < s < FIX_STEPS)
+    inside = sum(1 for s in probes.synced if 0 < s < FIX_STEPS)
     if inside > SYNCS_ALLOWED:
         found.append(
             (
@@ -488,7 +533,18 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
         )
     per_model = probes.blocks / max(probes.models, 1)
     layers = cp.MODEL["n_layers"]
-    if per_model > layers:
+    if probes.recomputed:
+        found.append(
+            (
+                f"{probes.recomputed} block forward passes ran again during backward, "
+                f"{probes.recomputed / FIX_STEPS:g} per step: the blocks are recomputed during "
+                "backward (activation checkpointing)",
+                "call `model(x, y)` itself, without `torch.utils.checkpoint` or "
+                "`T.forward_checkpointed`: checkpointing trades compute for memory, and this "
+                "model's activations fit easily.",
+            )
+        )
+    elif per_model > layers:
         found.append(
             (
                 f"each block ran its forward pass {per_model:g} times per model forward "
@@ -513,6 +569,26 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
             "learns.",
             "change only how the script runs, not what it computes: the same model, AdamW with "
             "lr=capstone_profile.LR, backward and step every step.",
+        )
+    wrong_update = probes.update_error()
+    if wrong_update is not None:
+        error, optimizer = wrong_update
+        kind = type(optimizer).__name__
+        hint = {
+            "SGD": "SGD moves each weight by lr x gradient; AdamW divides by the gradient's "
+            "running size and decays the weights apart from it. ",
+            "Adam": "Adam's weight_decay is added to the gradient (L2 regularisation) and then "
+            "scaled with it; AdamW subtracts lr x weight_decay x weight apart from it. ",
+        }.get(kind, "")
+        return failed(
+            exercise_id,
+            f"Your optimizer ({kind}) moved the weights, in its first step, up to {error:.1e} "
+            "away from where the script's AdamW moves them from the same weights and "
+            "gradients (a reference step taken here; AdamW's own code paths agree to "
+            f"{UPDATE_TOLERANCE:g}).",
+            hint + "Keep the script's optimizer, `torch.optim.AdamW(model.parameters(), "
+            f"lr=capstone_profile.LR, weight_decay={cp.WEIGHT_DECAY})`, and change only how it "
+            "runs: `foreach=True` or `fused=True`.",
         )
     if not all(math.isfinite(v) for v in losses) or sum(losses[-2:]) / 2 >= losses[0]:
         return failed(

@@ -210,18 +210,56 @@ class _SyncCounter(TorchFunctionMode):
         super().__init__()
         self.calls: list[str] = []
 
+    def syncs(self, name: str, args, kwargs) -> bool:
+        """Whether this call, from the learner's code, makes the host wait for the device: one of
+        SYNCING, or a copy to the CPU, however spelt (``.to("cpu")``, ``.to(device=...)``,
+        ``cpu_tensor.copy_(x)``): from a GPU tensor unless ``non_blocking=True``; on a machine
+        without a GPU, of a floating-point tensor (what the model computes; token ids are
+        integers), as it would be there."""
+        if name in self.SYNCING:
+            return not _called_from_torch(3)  # 3: past syncs and __torch_function__
+        if name not in ("to", "copy_") or not args or not isinstance(args[0], torch.Tensor):
+            return False
+        kwargs = kwargs or {}
+        if name == "to":
+            source, targets = args[0], [*args[1:], kwargs.get("device")]
+            to_cpu = any(_is_cpu(t) for t in targets)
+        else:
+            to_cpu, source = args[0].device.type == "cpu", args[1] if len(args) > 1 else None
+            source = kwargs.get("src", source)
+        if not to_cpu or not isinstance(source, torch.Tensor):
+            return False
+        if kwargs.get("non_blocking") or (name == "copy_" and len(args) > 2 and args[2]):
+            return False
+        if source.device.type == "cpu" and (
+            torch.cuda.is_available() or not source.is_floating_point()
+        ):
+            return False
+        return not _called_from_torch(3)
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         name = getattr(func, "__name__", "")
-        if name in self.SYNCING and not _called_from_torch():
+        if self.syncs(name, args, kwargs):
             self.calls.append(name)
         return func(*args, **(kwargs or {}))
+
+
+def _is_cpu(target) -> bool:
+    """Whether a ``Tensor.to`` argument names the CPU (a device, its name, or a CPU tensor)."""
+    if isinstance(target, str):
+        return target.split(":")[0] == "cpu"
+    if isinstance(target, torch.device):
+        return target.type == "cpu"
+    return isinstance(target, torch.Tensor) and target.device.type == "cpu"
 
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
 
 
-def _called_from_torch() -> bool:
-    frame = sys._getframe(2)
+def _called_from_torch(depth: int = 2) -> bool:
+    """Whether the tensor call ``depth`` frames up (2: the caller of the caller) came from
+    PyTorch's own code."""
+    frame = sys._getframe(depth)
     while frame is not None and frame.f_code.co_filename.endswith(("overrides.py", "_tensor.py")):
         frame = frame.f_back
     return frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR)

@@ -336,6 +336,38 @@ ANSWERS = {
             """,
         ),
         wrong(
+            "to_cpu_every_step",
+            "efficiency",
+            "wait for the device 4 times",
+            """
+            def run_steps(model, optimizer, batches):
+                losses = []
+                for x, y in batches:
+                    _, loss = model(x, y)
+                    loss.backward()
+                    optimizer.step()
+                    optimizer.zero_grad()
+                    losses.append(loss.detach().to("cpu"))
+                return torch.stack(losses)
+            """,
+        ),
+        wrong(
+            "copy_to_cpu_every_step",
+            "efficiency",
+            "wait for the device 4 times",
+            """
+            def run_steps(model, optimizer, batches):
+                losses = torch.empty(len(batches), device="cpu")
+                for i, (x, y) in enumerate(batches):
+                    _, loss = model(x, y)
+                    loss.backward()
+                    optimizer.step()
+                    optimizer.zero_grad()
+                    losses[i : i + 1].copy_(loss.detach().reshape(1))
+                return losses
+            """,
+        ),
+        wrong(
             "early_stop_check",
             "efficiency",
             "__bool__",
