@@ -10,6 +10,7 @@ What only a real Colab can show (the consent prompt, Drive's FUSE mount, a T4) i
 numba; it runs under the main venv too.
 """
 
+import importlib.util
 import json
 import os
 import shutil
@@ -24,6 +25,7 @@ from conftest import ROOT
 from gpu_utils import colab, colab_bundle
 
 pytest.importorskip("IPython", reason="the install cell is run by IPython, as on Colab")
+HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 #: A fake google.colab: ``drive.mount`` links $FAKE_DRIVE at the mount point, or fails as Colab's
 #: does when the learner refuses access or the mount times out ($FAKE_DRIVE_FAILS).
@@ -238,10 +240,15 @@ def test_the_install_cell_installs_the_course_from_drive_and_a_check_passes(
         course = _unzip(course_zip, place)  # unzipped in Drive
         shutil.copy(course_zip, place)  # the zip it came from, left beside it: the folder wins
     output = runtime.run(FIRST_CHECK)
-    assert "CELL-FINISHED" in output and "AFTER-FINISHED" in output, output[-4000:]
+    assert "CELL-FINISHED" in output, output[-4000:]
     copy = runtime.content / "gpu-course"
     assert f"gpu_utils from {copy / 'gpu_utils' / '__init__.py'}" in output  # the local copy
-    assert "CHECK-PASSED" in output, output[-4000:]
+    if "AFTER-FAILED" in output and "No module named 'torch'" in output and not HAS_TORCH:
+        pytest.skip(
+            "the course is installed from Drive, but gu.exercises loads every chapter's checkers "
+            "and chapter 08b's import torch, which this Python lacks (Colab has it)"
+        )
+    assert "AFTER-FINISHED" in output and "CHECK-PASSED" in output, output[-4000:]
     source = place / course_zip.name if form == "zip" else course
     source = runtime.content / "drive" / source.relative_to(runtime.drive)  # as the cell sees it
     assert f"The course {colab.VERSION}, from {source}." in output
