@@ -138,13 +138,18 @@ atexit.register(shutdown)
 
 def _request(function, signature, constexprs, target, options, keep, aligned=()):
     global _child
+    from .exercises._triton import COMPILER_PROCESS, register_reducer
+
+    register_reducer()  # a @triton.jit helper the kernel calls travels with its cell's text
     filename = function.__code__.co_filename
     sources = {filename: linecache.getlines(filename, function.__globals__)}
     payload = dumps(function)
     with _lock:
         if _child is None or _child[0].poll() is not None:
             shutdown()
-            _child = start_child(["-c", _CHILD], TRITON_INTERPRET="0")
+            # a @triton.jit helper the kernel calls travels by the exercises' reducer, which
+            # makes it a compiled JITFunction here only when told so (it carries its cell's text)
+            _child = start_child(["-c", _CHILD], TRITON_INTERPRET="0", **{COMPILER_PROCESS: "1"})
         _, to_child, from_child = _child
         try:
             to_child.send(
@@ -214,15 +219,18 @@ def compile(  # noqa: A001 - the verb is the point
     num_stages: int = 3,
     aligned: tuple[str, ...] = (),
 ) -> Compiled:
-    """Compile ``kernel`` (a ``@triton.jit`` function) for ``target`` ("sm_80", "sm_90" or a
-    (backend, capability, warp size) tuple) without a GPU. ``signature`` maps each parameter
-    to Triton's type ("*fp32" for a pointer to float32, "i32", "fp32", "constexpr");
+    """Compile ``kernel`` (a ``@triton.jit`` function, autotuned or not) for ``target``
+    ("sm_80", "sm_90" or a (backend, capability, warp size) tuple) without a GPU.
+    ``signature`` maps each parameter to Triton's type ("*fp32" for a pointer to float32, "i32",
+    "fp32", "constexpr");
     ``constexprs`` gives the constexpr values. ``aligned`` names the parameters known to be
     multiples of 16 (pointers to 16-byte-aligned memory, sizes and strides divisible by 16):
     Triton's launcher tells the compiler this about every argument it sees, and the compiler
     uses it to emit wide, vectorised memory accesses. Raises :class:`CompileError` when Triton
     refuses."""
-    function = python_function(kernel) or kernel
+    from .exercises._triton import jit_function
+
+    function = jit_function(kernel) or python_function(kernel) or kernel  # autotuned too
     signature = dict(signature)
     constexprs = dict(constexprs or {})
     for name in constexprs:

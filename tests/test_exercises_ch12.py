@@ -99,6 +99,9 @@ def test_compiles_for_a_gpu_is_said_only_when_the_compiler_accepted_it(monkeypat
     result = exercise.run(kernel)
     assert result.passed, result.message
     assert "compiles for a GPU" not in result.message
+    # a skipped compile is said, with its reason (issue 30.2), not silent
+    assert "could not compile it for a GPU here" in result.message, result.message
+    assert outcome[1] in result.message and "interpreter only" in result.message
     monkeypatch.setattr(triton_ir, "check", lambda *args, **kwargs: None)
     result = exercise.run(kernel)
     assert result.passed and "It also compiles for a GPU (sm_80)." in result.message

@@ -136,3 +136,52 @@ def test_a_compiled_kernel_travels_to_the_checker_as_an_interpreted_one(monkeypa
     x, y, out = torch.rand(40), torch.rand(40), torch.zeros(40)
     rebuilt[(3,)](x, y, out, 40, 16)
     assert torch.equal(out, x + y)
+
+
+def test_notebook_cells_compile_with_helpers_and_autotune_in_a_real_ipython_shell():
+    """As a notebook runs them (issues 30.2 and 32.1): the kernels' source is only in IPython's
+    cell cache, a @triton.jit helper sits in a cell of its own, the kernel is autotuned; the
+    compiler's process reads all of it (a helper failed there with "Unsupported function
+    referenced", an autotuned kernel could not be compiled at all). The checker's side of the
+    same path is in the corpus (tests/triton_answers/ch12.py: helper_and_leftover_print,
+    autotuned_with_break)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("IPython")
+    script = textwrap.dedent(
+        '''
+        from IPython.core.interactiveshell import InteractiveShell
+
+        shell = InteractiveShell.instance()
+        cells = [
+            "import gpu_utils as gu, triton, triton.language as tl",
+            "@triton.jit\\ndef twice(x):\\n    return x * 2.0\\n",
+            """
+        @triton.autotune(configs=[triton.Config({"BLOCK": 128}, num_warps=4)], key=["n"])
+        @triton.jit
+        def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            mask = offsets < n
+            tl.store(out_ptr + offsets, twice(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+        """,
+            """
+        made = gu.triton_ir.compile_like_launch(
+            scale, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": 4096}, {"BLOCK": 1024}, "sm_80"
+        )
+        print("compiled", made.count("ptx", "ld.global"), made.count("ptx", "st.global"))
+        """,
+        ]
+        for text in cells:
+            result = shell.run_cell(text)
+            assert result.success, result.error_in_exec or result.error_before_exec
+        '''
+    )
+    env = {**os.environ, "GPU_COURSE_MODE": "simulator"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    loads, stores = map(int, done.stdout.split("compiled ")[-1].split())
+    assert loads >= 1 and stores >= 1, done.stdout

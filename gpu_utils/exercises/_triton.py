@@ -44,13 +44,31 @@ def triton_module():
 # --- sending a kernel to the checker's process ----------------------------------------------
 
 
-def _rejit(function, kwargs):
-    """Rebuild a ``@triton.jit`` kernel in this process (compiled, or interpreted)."""
+#: Set in the environment of ``gu.triton_ir``'s compiler process, where every kernel, helpers
+#: included, must become a compiled ``JITFunction`` whatever ``TRITON_INTERPRET`` says.
+COMPILER_PROCESS = "GPU_COURSE_TRITON_COMPILER"
+
+
+def _rejit(function, kwargs, filename: str = "", lines: Sequence[str] = ()):
+    """Rebuild a ``@triton.jit`` kernel in this process (compiled, or interpreted), with the text
+    of the cell it comes from: Triton reads a kernel's source (``inspect.getsourcelines``), and
+    a notebook cell's text is only in the ``linecache`` of the process that ran it."""
+    if filename and lines and not linecache.getlines(filename):
+        linecache.cache[filename] = (sum(map(len, lines)), None, list(lines), filename)
+    if os.environ.get(COMPILER_PROCESS):
+        from triton.runtime.jit import JITFunction
+
+        return JITFunction(function, **kwargs)
     return triton_module().jit(function, **kwargs)
 
 
 def _reduce_jit(kernel):
-    return _rejit, (kernel.fn, {})
+    """A kernel (and a ``@triton.jit`` helper it calls) travels as its Python function and the
+    text of its cell."""
+    function = kernel.fn
+    filename = function.__code__.co_filename
+    lines = linecache.getlines(filename, getattr(function, "__globals__", None))
+    return _rejit, (function, {}, filename, tuple(lines))
 
 
 def register_reducer() -> None:
@@ -71,6 +89,21 @@ def register_reducer() -> None:
 # --- what the learner passed ------------------------------------------------------------------
 
 
+def jit_function(kernel: object) -> Callable | None:
+    """The Python function of a Triton kernel, through ``@triton.autotune`` and
+    ``@triton.heuristics`` (which wrap the jitted kernel), or None."""
+    if not (type(kernel).__module__ or "").startswith("triton"):
+        return None
+    for _ in range(4):
+        function = python_function(kernel)
+        if function is not None:
+            return function
+        kernel = getattr(kernel, "fn", None)
+        if kernel is None:
+            return None
+    return None
+
+
 def kernel_function(answer: object) -> tuple[Callable | None, tuple[str, str] | None]:
     """(the Python function of a Triton kernel, None) or (None, (what, hint))."""
     module = type(answer).__module__ or ""
@@ -80,15 +113,9 @@ def kernel_function(answer: object) -> tuple[Callable | None, tuple[str, str] | 
             "write it with `@triton.jit` and `triton.language` (`tl.load`, `tl.store`, ...), "
             "one program per block of elements, as in the chapter.",
         )
-    if module.startswith("triton"):
-        inner = answer
-        for _ in range(4):  # @triton.autotune / @triton.heuristics wrap the jitted kernel
-            function = python_function(inner)
-            if function is not None:
-                return function, None
-            inner = getattr(inner, "fn", None)
-            if inner is None:
-                break
+    function = jit_function(answer)
+    if function is not None:
+        return function, None
     if inspect.isfunction(answer):
         return None, (
             "This is a plain Python function, not a Triton kernel.",
@@ -247,6 +274,124 @@ def _spans(args: dict[str, object], names: Sequence[str]) -> list[_Span]:
     return spans
 
 
+@dataclass(frozen=True)
+class _Access:
+    """One ``tl.load`` / ``tl.store`` call of the kernel's source, judged as a whole call (it may
+    span several lines): its lines in the cell, its text, and what its mask bounds."""
+
+    kind: str  # "load" or "store"
+    first: int
+    last: int
+    text: str  # the call on one line
+    pointer: str  # the pointer argument's text
+    masked: bool
+    unbounded: tuple[str, ...]  # block indices the pointers move with that the mask leaves out
+
+
+def _block_indices(tree) -> dict[str, set[str]]:
+    """For each name of the kernel, the block indices its value derives from: a name assigned
+    an expression with ``tl.arange`` is an index of its own (``offs_m = pid * B + tl.arange``);
+    ``rows = offs_m[:, None]`` derives from ``offs_m``."""
+    import ast
+
+    roots: dict[str, set[str]] = {}
+    assignments = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {t.id for g in targets for t in ast.walk(g) if isinstance(t, ast.Name)}
+            arange = any(
+                isinstance(n, ast.Attribute) and n.attr == "arange" for n in ast.walk(node.value)
+            )
+            used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            assignments.append((names, used, arange))
+    for _ in range(4):  # a few rounds reach the fixed point of a kernel's chains
+        for names, used, arange in assignments:
+            for name in names:
+                found = roots.setdefault(name, set())
+                if arange and len(names) == 1:
+                    found.add(name)
+                else:
+                    found.update(*(roots.get(u, set()) for u in used))
+    return roots
+
+
+def _accesses(function) -> list[_Access]:
+    """Every ``*.load(`` / ``*.store(`` call in the kernel's source (empty when the source
+    cannot be read)."""
+    import ast
+    import textwrap
+
+    try:
+        lines, start = inspect.getsourcelines(function)
+        source = textwrap.dedent("".join(lines))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError):
+        return []
+    start = max(start, 1)
+    roots = _block_indices(tree)
+
+    def indices(node) -> set[str]:
+        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        return set().union(*(roots.get(n, set()) for n in names)) if names else set()
+
+    found = []
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("load", "store")
+        ):
+            continue
+        kind = node.func.attr
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        position = 1 if kind == "load" else 2  # tl.load(ptrs, mask) / tl.store(ptrs, v, mask)
+        pointer = keywords.get("pointer", node.args[0] if node.args else None)
+        mask = keywords.get("mask", node.args[position] if len(node.args) > position else None)
+        if pointer is None:
+            continue
+        text = " ".join((ast.get_source_segment(source, node) or "").split())
+        text = re.sub(r",?\s*\)", ")", re.sub(r"([(\[])\s+", r"\1", text))  # `f( a, )`: `f(a)`
+        unbounded = sorted(indices(pointer) - indices(mask)) if mask is not None else []
+        found.append(
+            _Access(
+                kind,
+                node.lineno + start - 1,
+                (node.end_lineno or node.lineno) + start - 1,
+                text,
+                ast.get_source_segment(source, pointer) or "",
+                mask is not None,
+                tuple(unbounded),
+            )
+        )
+    return found
+
+
+def _access_at(accesses: list[_Access], line: int | None, kind: str) -> _Access | None:
+    """The innermost call of ``kind`` ("load"/"store") whose lines contain ``line``; several
+    such calls (two loads on one line) are judged together: any of their pointers, masked only
+    if all of them are."""
+    if line is None:
+        return None
+    around = [a for a in accesses if a.first <= line <= a.last]
+    mine = [a for a in around if a.kind == kind] or around
+    if not mine:
+        return None
+    shortest = min(a.last - a.first for a in mine)
+    mine = [a for a in mine if a.last - a.first == shortest]
+    if len(mine) == 1:
+        return mine[0]
+    return _Access(
+        kind,
+        min(a.first for a in mine),
+        max(a.last for a in mine),
+        mine[0].text,
+        " ".join(a.pointer for a in mine),
+        all(a.masked for a in mine),
+        tuple(sorted({n for a in mine for n in a.unbounded})),
+    )
+
+
 def _learner_line(filename: str) -> tuple[int | None, str]:
     frame = sys._getframe(1)
     while frame is not None:
@@ -270,9 +415,13 @@ def _ranges(values: np.ndarray) -> str:
     return "offsets " + shown + more
 
 
-def _out_of_bounds(spans, filename, access, addresses, itemsize, program) -> OutOfBounds:
+def _out_of_bounds(spans, filename, access, addresses, itemsize, program, call) -> OutOfBounds:
+    """The report of an access outside ``spans``; ``call`` is the ``tl.load``/``tl.store``
+    around the current line (None when the source could not be read)."""
     line, source = _learner_line(filename)
-    words = set(re.findall(r"\w+", source))
+    if call is not None and call.first != call.last:  # a call over several lines: quote it all
+        source = call.text if len(call.text) <= 90 else source
+    words = set(re.findall(r"\w+", call.pointer if call is not None else source))
     named = [s for s in spans if s.name in words]
     if len(named) == 1:
         span = named[0]
@@ -304,10 +453,19 @@ def _out_of_bounds(spans, filename, access, addresses, itemsize, program) -> Out
             gap = (span.strides[0], span.sizes[1])
     else:
         text += ", which are not elements of it."
-    text += " The checker stopped the kernel there: on a GPU this reads garbage or crashes."
-    masked = bool(re.search(r"\bmask\s*=", source)) or _positional_mask(source)
+    text += " The checker stopped the kernel there: on a GPU this " + (
+        "reads garbage or crashes."
+        if access == "read"
+        else "writes over memory outside the tensor (or crashes)."
+    )
+    if call is not None:
+        masked = call.masked
+    else:
+        masked = bool(re.search(r"\bmask\s*=", source)) or _positional_mask(source)
     error = OutOfBounds(text, line, source, masked, span.name)
     error.gap = locals().get("gap")
+    error.access = access
+    error.unbounded = call.unbounded if call is not None else ()
     return error
 
 
@@ -356,10 +514,12 @@ def _provenance(function, pointers: set[str]) -> dict[str, set[str]]:
     return derived
 
 
-def _line_spans(spans, derived, filename) -> list:
+def _line_spans(spans, derived, filename, call) -> list:
     """The tensors the access on the learner's current line may touch: the one pointer argument
-    its names derive from, when there is exactly one, else all of them."""
+    its names (those of the call's pointer, when the call is known) derive from, when there is
+    exactly one, else all of them."""
     _, source = _learner_line(filename)
+    source = call.pointer if call is not None else source
     words = set(re.findall(r"[A-Za-z_]\w*", source))
     origins = set().union(*(derived.get(w, set()) for w in words)) if words else set()
     mine = [s for s in spans if s.name in origins]
@@ -376,6 +536,7 @@ def guarded(args: dict[str, object], names: Sequence[str], function):
     spans = _spans(args, names)
     filename = function.__code__.co_filename
     derived = _provenance(function, {s.name for s in spans})
+    accesses = _accesses(function)
 
     def check(ptrs, mask, access: str) -> None:
         addresses = np.asarray(ptrs.data).astype(np.uint64)
@@ -385,12 +546,14 @@ def guarded(args: dict[str, object], names: Sequence[str], function):
             return
         itemsize = ptrs.get_element_ty().primitive_bitwidth // 8
         inside = np.zeros(addresses.shape, dtype=bool)
-        allowed = _line_spans(spans, derived, filename)
+        kind = "load" if access == "read" else "store"
+        call = _access_at(accesses, _learner_line(filename)[0], kind)
+        allowed = _line_spans(spans, derived, filename, call)
         for span in allowed:
             inside |= span.contains(addresses, itemsize)
         if not inside.all():
             program = tuple(int(i) for i in builder.grid_idx)
-            raise _out_of_bounds(allowed, filename, access, addresses, itemsize, program)
+            raise _out_of_bounds(allowed, filename, access, addresses, itemsize, program, call)
 
     load, store = builder.create_masked_load, builder.create_masked_store
     rmw, cas = builder.create_atomic_rmw, builder.create_atomic_cas
@@ -499,16 +662,35 @@ def explain(error: BaseException, filename: str) -> LaunchError:
             cause.masked,
         )
     if isinstance(cause, OutOfBounds):
-        hint = (
-            f"your mask lets these lanes through: it must be False for every pointer outside "
-            f"`{cause.tensor}` (compare with `<` against the size, and combine the masks of each "
-            "dimension with `&`); also check the pointer arithmetic (row index times the row "
-            "stride, plus the column)."
-            if cause.masked
-            else "this access has no mask: pass `mask=` (e.g. `mask=offsets < n_elements`) to "
-            "`tl.load` and `tl.store`, so that the lanes past the end neither read nor write "
-            "(and `other=` to say what a masked load gives)."
-        )
+        unbounded = getattr(cause, "unbounded", ())
+        store = getattr(cause, "access", "read") != "read"
+        if cause.masked and unbounded:
+            names = " and ".join(f"`{n}`" for n in unbounded)
+            hint = (
+                f"your mask lets these lanes through: the pointers move with {names}, which the "
+                f"mask does not bound. Mask every dimension of the block: combine one "
+                "comparison per dimension with `&` (e.g. `(rows[:, None] < n_rows) & "
+                "(cols[None, :] < n_cols)`)."
+            )
+        elif cause.masked:
+            hint = (
+                f"your mask lets these lanes through: it must be False for every pointer outside "
+                f"`{cause.tensor}` (compare with `<` against the size, and combine the masks of "
+                "each dimension with `&`); also check the pointer arithmetic (row index times "
+                "the row stride, plus the column)."
+            )
+        elif store:
+            hint = (
+                "this store has no mask: pass `mask=` (e.g. `mask=offsets < n_elements`) to "
+                "`tl.store`, so that the lanes past the end write nothing; without it they "
+                "write outside the tensor."
+            )
+        else:
+            hint = (
+                "this access has no mask: pass `mask=` (e.g. `mask=offsets < n_elements`) to "
+                "`tl.load` and `tl.store`, so that the lanes past the end neither read nor write "
+                "(and `other=` to say what a masked load gives)."
+            )
         return LaunchError(
             "out_of_bounds",
             cause.text,
@@ -605,9 +787,19 @@ def compile_problem(function, case: TritonCase) -> tuple[str, str] | None:
     return _compile_check(function, case)[0]
 
 
-def _compile_check(function, case: TritonCase) -> tuple[tuple[str, str] | None, bool]:
-    """(:func:`compile_problem`'s answer, whether the kernel was seen to compile for sm_80):
-    False as well when the compiler could not run here or itself failed."""
+def _not_compiled(why: str) -> str:
+    """The sentence a verdict carries when the GPU compile check could not judge the kernel."""
+    why = " ".join(why.split())
+    why = why if len(why) <= 120 else why[:117] + "..."
+    return (
+        " The checker could not compile it for a GPU here (" + why.rstrip(".") + "), so it was "
+        "judged in the interpreter only: code that a GPU's compiler refuses would pass too."
+    )
+
+
+def _compile_check(function, case: TritonCase) -> tuple[tuple[str, str] | None, str | None]:
+    """(:func:`compile_problem`'s answer, None when the kernel was seen to compile for sm_80,
+    else why the compiler could not judge it: it could not run here, or itself failed)."""
     from .. import triton_ir
 
     signature, constexprs = triton_ir.signature_of(
@@ -615,10 +807,11 @@ def _compile_check(function, case: TritonCase) -> tuple[tuple[str, str] | None, 
     )
     outcome = triton_ir.check(function, signature, constexprs, "sm_80")
     if outcome is None:
-        return None, True
+        return None, None
     if outcome[0] == "unavailable":
-        return None, False
-    return _compile_failure(function, outcome), False
+        return None, outcome[1]
+    problem = _compile_failure(function, outcome)
+    return problem, None if problem else _INTERNAL.sub("...", f"{outcome[0]}: {outcome[1]}")
 
 
 def _compile_failure(function, outcome) -> tuple[str, str] | None:
@@ -755,15 +948,14 @@ def triton_exercise(
                     return result
         except NotAttempted:
             return not_attempted(id)
-        compiled = False
-        if compiles and runtime.mode == "simulator":
-            problem, compiled = _compile_check(function, all_cases[0])
-            if problem is not None:
-                return failed(id, *problem)
         labels = "; ".join(case.label for case in all_cases)
         detail = f"Correct on {len(all_cases)} launches ({labels})."
-        if compiled:  # said only when the compiler ran and accepted it
-            detail += " It also compiles for a GPU (sm_80)."
+        if compiles and runtime.mode == "simulator":
+            problem, skipped = _compile_check(function, all_cases[0])
+            if problem is not None:
+                return failed(id, *problem)
+            # said only when the compiler ran and accepted it; a skipped check is said too
+            detail += _not_compiled(skipped) if skipped else " It also compiles for a GPU (sm_80)."
         return passed(id, detail)
 
     return Exercise(
@@ -785,6 +977,7 @@ __all__ = [
     "compile_problem",
     "explain",
     "guarded",
+    "jit_function",
     "kernel_function",
     "register_reducer",
     "triton_exercise",

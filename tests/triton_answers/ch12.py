@@ -136,6 +136,7 @@ REFERENCE = {
 
 OOB = "outside"  # words of the out-of-bounds report
 NO_MASK = "this access has no mask"
+NO_STORE_MASK = "this store has no mask"  # and it writes outside the tensor, not "reads garbage"
 BAD_MASK = "your mask lets these lanes through"
 POWER = "must be a power of two"
 RUNNING_MAX = "start the running maximum"
@@ -564,7 +565,7 @@ ANSWERS["triton_matmul"] = [
     wrong(
         "no_store_mask",
         "mask",
-        (OOB, "wrote outside `c_ptr`", NO_MASK),
+        (OOB, "wrote outside `c_ptr`", "writes over memory outside", NO_STORE_MASK),
         edit(
             MATMUL,
             (
@@ -572,6 +573,7 @@ ANSWERS["triton_matmul"] = [
                 "tl.store(c_ptrs, acc)",
             ),
         ),
+        absent=("reads garbage", NO_MASK),
     ),
     wrong(
         "block_k_not_power_of_two",
@@ -851,6 +853,117 @@ ANSWERS["triton_cross_entropy"] = [
                 "        m = m_new\n",
                 "        m = m_new\n        tl.store(h_ptr + rows, m, mask=row_ok)\n",
             ),
+        ),
+    ),
+]
+
+# Judged by the whole call, not its first line (issue 25.2): a mask over several lines, or a
+# mask on one dimension of a two-dimensional block; an unmasked store writes, it does not read.
+ONE_DIMENSION = "the pointers move with `offs_m`, which the mask does not bound"
+ANSWERS["triton_matmul"] += [
+    right(
+        "loads_over_several_lines",
+        edit(
+            MATMUL,
+            (
+                "a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < K - k), other=0.0)",
+                "a = tl.load(\n            a_ptrs,\n            mask=(offs_m[:, None] < M)\n"
+                "            & (offs_k[None, :] < K - k),\n            other=0.0,\n        )",
+            ),
+        ),
+    ),
+    wrong(
+        "one_dimension_mask_over_several_lines",
+        "mask",
+        (OOB, "`a_ptr`", BAD_MASK, ONE_DIMENSION),
+        edit(
+            MATMUL,
+            (
+                "a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < K - k), other=0.0)",
+                "a = tl.load(\n            a_ptrs,\n            mask=offs_k[None, :] < K - k,\n"
+                "            other=0.0,\n        )",
+            ),
+        ),
+        absent=(NO_MASK,),
+    ),
+    wrong(
+        "one_dimension_mask_on_one_line",
+        "mask",
+        (OOB, "`a_ptr`", BAD_MASK, ONE_DIMENSION),
+        edit(
+            MATMUL,
+            (
+                "mask=(offs_m[:, None] < M) & (offs_k[None, :] < K - k)",
+                "mask=offs_k[None, :] < K - k",
+            ),
+        ),
+        absent=(NO_MASK,),
+    ),
+    wrong(
+        "store_without_mask_over_several_lines",
+        "mask",
+        (OOB, "wrote outside `c_ptr`", "writes over memory outside", NO_STORE_MASK),
+        edit(
+            MATMUL,
+            (
+                "tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))",
+                "tl.store(\n        c_ptrs,\n        acc,\n    )",
+            ),
+        ),
+        absent=(BAD_MASK, "reads garbage", "this access has no mask"),
+    ),
+]
+
+# A kernel that calls a @triton.jit helper, and an autotuned kernel, are compiled for a GPU too
+# (issue 30.2): a leftover print of an f-string or a `break` runs in the interpreter only.
+ADD_HELPER = """
+@triton.jit
+def _sum(a, b):
+    return a + b
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, _sum(x, y), mask=mask)
+"""
+ADD_AUTOTUNED = """
+@triton.autotune(
+    configs=[triton.Config({"BLOCK_SIZE": 128}), triton.Config({"BLOCK_SIZE": 1024})],
+    key=["n_elements"],
+)
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + y, mask=mask)
+"""
+ANSWERS["triton_vector_add"] += [
+    right("calls_a_jit_helper", ADD_HELPER),
+    right("autotuned", ADD_AUTOTUNED),
+    wrong(
+        "helper_and_leftover_print",
+        "compile",
+        ("rejects it for a GPU", 'line 13: `print(f"program {pid}")`'),
+        edit(
+            ADD_HELPER,
+            ("    tl.store(", '    print(f"program {pid}")\n    tl.store('),
+        ),
+    ),
+    wrong(
+        "autotuned_with_break",
+        "compile",
+        ("rejects it for a GPU", "line 13: `break`"),
+        edit(
+            ADD_AUTOTUNED,
+            ("    tl.store(", "    for i in range(2):\n        break\n    tl.store("),
         ),
     ),
 ]
