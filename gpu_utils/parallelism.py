@@ -74,6 +74,7 @@ __all__ = [
     "FSDP",
     "GATHER_UNITS",
     "LLAMA3_SHARDING",
+    "LLAMA3_SHARDING_FP32",
     "MODELS",
     "OVERLAP",
     "SCALING_BOOK",
@@ -173,6 +174,11 @@ MODELS = {
 
 #: Llama 3's data parallelism (Dubey et al. 2024, section 3.3.2) as :func:`evaluate` options.
 LLAMA3_SHARDING = {"zero_stage": 2, "overlap": 1.0}
+#: The same with the paper's words on precision taken literally: gradients "accumulated" and
+#: "reduce-scattered in FP32" (sec. 3.3.2), so every micro-batch's reduce-scatter moves 4 bytes
+#: per parameter instead of 2. The planner keeps :data:`LLAMA3_SHARDING` (bf16) as its reading;
+#: chapter 10 shows both.
+LLAMA3_SHARDING_FP32 = {**LLAMA3_SHARDING, "grad_reduce_bytes": 4}
 #: What one ZeRO-3 collective gathers (:func:`evaluate`'s ``gather_unit``).
 GATHER_UNITS = ("tensor", "block")
 #: PyTorch FSDP's ZeRO-3 as :func:`evaluate` options: one all-gather and one reduce-scatter per
@@ -355,6 +361,7 @@ def evaluate(
     schedule: str = "megatron",
     gather_unit: str = "tensor",
     causal: bool = False,
+    grad_reduce_bytes: int = 2,
 ) -> Layout:
     """Memory and step time of one layout (see the module docstring for the model).
 
@@ -386,6 +393,8 @@ def evaluate(
     score term, ``gu.flops``) in the compute time; False (the default) charges the whole s x s
     scores as PaLM's count does, the convention the published-run calibration (0.48-0.64, see
     :func:`implied_mfu`) was measured in. The model FLOPs behind ``Layout.mfu`` stay PaLM's.
+    ``grad_reduce_bytes``: bytes per gradient element of ZeRO-2/3's reduce-scatters (2, bf16, by
+    default; 4 for gradients reduced in fp32, as Llama 3 states: :data:`LLAMA3_SHARDING_FP32`).
     """
     if dp * tp * pp != cluster.n_gpus:
         raise ValueError(
@@ -399,6 +408,8 @@ def evaluate(
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     if not 0 <= overlap <= 1:
         raise ValueError(f"overlap is a fraction between 0 and 1, got {overlap!r}")
+    if grad_reduce_bytes not in (2, 4):
+        raise ValueError(f"grad_reduce_bytes is 2 (bf16) or 4 (fp32), got {grad_reduce_bytes!r}")
     if gather_unit not in GATHER_UNITS:
         raise ValueError(f"gather_unit must be one of {GATHER_UNITS}, got {gather_unit!r}")
     if interleave < 1 or (pp > 1 and math.ceil(model.layers / pp) < interleave):
@@ -513,6 +524,7 @@ def evaluate(
         pp_time = hops * (pp_bytes / link + 2 * hop_latency)  # a send each way per hop
     dp_kind, dp_per_node = _link(dp, tp * pp, cluster.gpus_per_node)
     grad_bytes = 2 * local_params  # bf16 gradients (and parameters), ZeRO's 2 bytes each
+    reduce_bytes = grad_reduce_bytes * local_params  # what ZeRO-2/3 reduce-scatter
     buckets = local_params / _bucket_params(dp)
     gpu = cluster.gpu
     backward_window = overlap * backward_share * per_micro
@@ -521,18 +533,22 @@ def evaluate(
         per_layer_calls = model.tensors_per_layer if gather_unit == "tensor" else 1
         tensors = layers_per_stage * per_layer_calls
         gather = _collective("all_gather", grad_bytes, dp, dp_per_node, gpu, tensors, latency)
-        scatter = _collective("reduce_scatter", grad_bytes, dp, dp_per_node, gpu, tensors, latency)
+        scatter = _collective(
+            "reduce_scatter", reduce_bytes, dp, dp_per_node, gpu, tensors, latency
+        )
         one = gathers * gather + scatter  # every micro-batch
         dp_time = m * one
         dp_exposed = m * max(0.0, one - overlap * per_micro)
-        dp_volume = m * (gathers + 1) * grad_bytes
+        dp_volume = m * (gathers * grad_bytes + reduce_bytes)
     elif zero == 2:
-        scatter = _collective("reduce_scatter", grad_bytes, dp, dp_per_node, gpu, buckets, latency)
+        scatter = _collective(
+            "reduce_scatter", reduce_bytes, dp, dp_per_node, gpu, buckets, latency
+        )
         gather = _collective("all_gather", grad_bytes, dp, dp_per_node, gpu, buckets, latency)
         dp_time = m * scatter + gather
         dp_exposed = (m - 1) * max(0.0, scatter - backward_window)
         dp_exposed += max(0.0, scatter + gather - backward_window)
-        dp_volume = (m + 1) * grad_bytes if dp > 1 else 0.0
+        dp_volume = (m * reduce_bytes + grad_bytes) if dp > 1 else 0.0
     else:
         dp_time = _collective("all_reduce", grad_bytes, dp, dp_per_node, gpu, buckets, latency)
         dp_exposed = max(0.0, dp_time - backward_window)
