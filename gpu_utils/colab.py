@@ -53,6 +53,7 @@ MARKER = "/content/.gpu-course-installed"  # written after a successful install:
 CLONE_DONE = ".gpu-course-clone-{ref}"  # written in the clone once `git clone` of ref has finished
 COLAB_BADGE_SVG = "https://colab.research.google.com/assets/colab-badge.svg"
 PENDING = "Colab link available once the course is published."
+DRIVE_HINT = 'open it in Colab from your Google Drive (README, "Colab").'  # in the badge's place
 BLOCK_HEADER = "# Colab only: install the course once per runtime (nothing happens anywhere else)."
 KEPT = ("torch", "numpy", "cupy-cuda12x", "cupy-cuda13x")  # Colab's own builds are never replaced
 #: The numba-cuda releases the course works with (its simulator internals are patched for 0.30).
@@ -576,7 +577,7 @@ def badge(relpath: str) -> str:
     """The first cell's markdown: the "Open in Colab" badge for the notebook at ``relpath``, or,
     until the course is published, a sentence saying that the link will come."""
     if REPOSITORY is None:
-        return f"*{PENDING}*"
+        return f"*{PENDING} Until then, {DRIVE_HINT}*"
     return f"[![Open In Colab]({COLAB_BADGE_SVG})]({colab_url(relpath)})"
 
 

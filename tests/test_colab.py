@@ -131,7 +131,7 @@ def test_unpublished_notebooks_say_the_link_will_come_and_republish_cleanly(unpu
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("import gpu_utils as gu")]
     pending = colab.synced(nb, "notebooks/99_demo.ipynb")
-    assert pending.cells[0].source == f"*{colab.PENDING}*"
+    assert pending.cells[0].source == f"*{colab.PENDING} Until then, {colab.DRIVE_HINT}*"
     assert "git clone" not in pending.cells[1].source and "github" not in pending.cells[1].source
     colab.REPOSITORY, colab.REF = "me/course", "v2.0"  # restored by the fixture
     again = colab.synced(pending, "notebooks/99_demo.ipynb")
