@@ -92,7 +92,7 @@ class TokenizingDataset(training.SlowTokenizingDataset):
 # --- writing a script -------------------------------------------------------------------------
 
 
-def _source(kinds: frozenset[str]) -> str:
+def _source(kinds: frozenset[str], workers: int = 0) -> str:
     batch = SMALL_BATCH if "small_batch" in kinds else BATCH
     foreach = "False" if "optimizer_loop" in kinds else "True"
     lines = [
@@ -111,6 +111,18 @@ def _source(kinds: frozenset[str]) -> str:
             f"        batch_size={batch},",
             "        shuffle=True,",
             "        generator=torch.Generator().manual_seed(0),",
+            "    )",
+            "    batches = iter(loader)",
+        ]
+        fetch = "next(batches)"
+    elif workers:  # sound: tokenised once, batches cut by worker processes
+        lines += [
+            "    loader = torch.utils.data.DataLoader(",
+            "        T.WindowDataset(T.encode(text), capstone_profile.SEQ_LEN),",
+            f"        batch_size={batch},",
+            "        shuffle=True,",
+            "        generator=torch.Generator().manual_seed(0),",
+            f"        num_workers={workers},",
             "    )",
             "    batches = iter(loader)",
         ]
@@ -161,17 +173,22 @@ class Script:
         return f"Script({self.name!r})"
 
 
-def script(kinds: Iterable[str], name: str = "script") -> Script:
-    """The training script with exactly ``kinds`` planted (any subset of :data:`KINDS`)."""
+def script(kinds: Iterable[str], name: str = "script", workers: int = 0) -> Script:
+    """The training script with exactly ``kinds`` planted (any subset of :data:`KINDS`). With
+    ``workers`` > 0 and "loader" not planted, the sound script feeds its batches through a
+    DataLoader with that many worker processes, over windows tokenised once (a DataLoader is
+    not a problem in itself: tokenising in the training process is)."""
     kinds = frozenset(kinds)
     unknown = sorted(kinds - set(KINDS))
     if unknown:
         raise ValueError(f"unknown kinds {unknown}; known: {', '.join(KINDS)}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise ValueError(f"workers must be a whole number >= 0, not {workers!r}")
     import linecache
 
     from . import capstone_profile
 
-    source = _source(kinds)
+    source = _source(kinds, workers)
     filename = f"<capstone_profile {name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"torch": torch, "T": training, "capstone_profile": capstone_profile}

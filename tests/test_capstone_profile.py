@@ -84,3 +84,16 @@ def test_add_input_dtypes_recovers_what_torch_records():
         del event.input_dtypes
     cp.add_input_dtypes(prof)
     assert [list(e.input_dtypes) for e in events] == before
+
+
+def test_a_sound_script_may_feed_its_batches_through_dataloader_workers():
+    sound = cp.script({"small_batch"}, workers=2)
+    assert "num_workers=2" in sound.source and "T.WindowDataset(T.encode(text)" in sound.source
+    assert "TokenizingDataset" not in sound.source
+    assert "num_workers" not in cp.script({"loader"}, workers=2).source  # the planted one
+    prof = cp.profile(sound.train, 1, TEXT)
+    names = {e.name for e in prof.events()}
+    assert any("_MultiProcessingDataLoaderIter.__next__" in n for n in names), names
+    assert cp.tokens_per_step(sound.train, TEXT) == cp.SMALL_BATCH * cp.SEQ_LEN
+    with pytest.raises(ValueError, match="workers must be a whole number"):
+        cp.script(set(), workers=-1)

@@ -38,7 +38,7 @@ def _inside(event, words):
     return False
 
 
-def make_diagnose(skip=(), all_items=False, small_below=8, fp32_rule="dtype"):
+def make_diagnose(skip=(), all_items=False, small_below=8, fp32_rule="dtype", any_loader=False):
     """The reference diagnosis, with one rule left out or written wrong when asked."""
 
     def diagnose(prof):
@@ -48,6 +48,8 @@ def make_diagnose(skip=(), all_items=False, small_below=8, fp32_rule="dtype"):
         found = set()
         if any("_SingleProcessDataLoaderIter.__next__" in e.name for e in events):
             found.add("loader")
+        elif any_loader and any("DataLoader" in e.name for e in events):
+            found.add("loader")  # wrong: a DataLoader with workers tokenises nothing here
         items = [
             e
             for e in events
@@ -85,7 +87,7 @@ def diagnose_from_key_averages(prof):
     for row in rows:
         calls[row.key] += row.count
     kinds = []
-    if any("DataLoaderIter" in key for key in calls):
+    if any("_SingleProcessDataLoaderIter" in key for key in calls):
         kinds.append("loader")
     roots = [e for e in prof.events() if e.cpu_parent is None and e.name == "aten::item"]
     if len(roots) >= calls["Optimizer.step#AdamW.step"]:
@@ -122,7 +124,7 @@ def diagnose_from_trace(prof):
         (e["ts"], e["ts"] + e["dur"]) for e in events if e["name"].startswith("Optimizer.step")
     ]
     found = {}
-    found["loader"] = any("DataLoader" in e["name"] for e in events)
+    found["loader"] = any("SingleProcessDataLoader" in e["name"] for e in events)
     syncs = [
         e
         for e in events
@@ -152,7 +154,7 @@ PRESENT = {
     "recompute": "forward work done twice",
 }
 ABSENT = {
-    "loader": "has no DataLoader `__next__` event",
+    "loader": "a DataLoader is not the problem",
     "host_sync": "fewer than once per step",
     "fp32": "runs under bf16 autocast",
     "small_batch": "the batch the script means to train with",
@@ -181,6 +183,7 @@ def test_correct_diagnoses_pass(answer):
 DIAGNOSE_MISTAKES = {
     # name: (answer, words of its own hint)
     "misses_the_loader": (make_diagnose(skip={"loader"}), [PRESENT["loader"]]),
+    "any_dataloader_is_slow": (make_diagnose(any_loader=True), [ABSENT["loader"]]),
     "counts_the_optimizers_items": (make_diagnose(all_items=True), [ABSENT["host_sync"]]),
     "fp32_from_any_matmul": (make_diagnose(fp32_rule="count"), [ABSENT["fp32"]]),
     "batch_threshold_too_high": (make_diagnose(small_below=32), [ABSENT["small_batch"]]),

@@ -36,6 +36,9 @@ CHAPTER = "11_training_in_practice"
 #: endless loop is stopped, with its line, after 8 s on an idle machine.
 TIME_LIMIT = _LAB_TIME_LIMIT
 #: The two scripts the diagnosis is judged on: complementary, so each kind is present in one.
+#: The one without the planted loader feeds its batches through a DataLoader with
+#: LOADER_WORKERS worker processes: a DataLoader alone is not the problem.
+LOADER_WORKERS = 2
 SCRIPTS = (
     frozenset({"loader", "fp32", "recompute"}),
     frozenset({"host_sync", "small_batch", "optimizer_loop"}),
@@ -90,7 +93,8 @@ def _call(exercise_id: str, function, *args):
 @functools.cache
 def _profile(kinds: frozenset[str]):
     """The stopped profiler of the script with ``kinds`` planted (one per check process)."""
-    return cp.profile(cp.script(kinds, name="checker").train, PROFILE_STEPS, _text())
+    workers = 0 if "loader" in kinds else LOADER_WORKERS
+    return cp.profile(cp.script(kinds, "checker", workers).train, PROFILE_STEPS, _text())
 
 
 def _inside(event, words: str) -> bool:
@@ -110,6 +114,7 @@ def _evidence(kinds: frozenset[str]) -> dict[str, str]:
     top = [e for e in events if e.cpu_parent is None]
     total = sum(e.cpu_time_total for e in top) or 1.0
     loader = [e for e in events if "DataLoaderIter.__next__" in e.name]
+    workers = [e for e in loader if "_MultiProcessingDataLoaderIter" in e.name]
     loader_share = sum(e.cpu_time_total for e in loader) / total
     items_out = sum(
         1 for e in events if e.name == "aten::item" and not _inside(e, "Optimizer.step")
@@ -169,7 +174,12 @@ def _evidence(kinds: frozenset[str]) -> dict[str, str]:
     }
     absent = {
         "loader": (
-            "this profile has no DataLoader `__next__` event: its batches are one gather "
+            f"its DataLoader's batches come from worker processes "
+            f"(`_MultiProcessingDataLoaderIter.__next__`, {len(workers)} calls), cut from a "
+            "tensor tokenised once: nothing is tokenised in the training process (a "
+            "DataLoader is not the problem; `_SingleProcessDataLoaderIter` is)."
+            if workers
+            else "this profile has no DataLoader `__next__` event: its batches are one gather "
             "(`aten::index`) from a tensor tokenised once."
         ),
         "host_sync": (
