@@ -7,7 +7,10 @@ status is 0; the simulator counts.
 Besides running a test kernel, it checks a table of version pairs known to break, in every mode
 (:func:`version_findings`): numba-cuda vs NumPy (NumPy 2.5 removed ``row_stack``, which
 numba-cuda 0.30 registers), numba vs NumPy, the CUDA wheels vs the driver, two CuPy builds at once,
-and torch's CUDA vs the driver. Each fix fits where the learner is (:func:`place`): on Colab the
+and torch's CUDA vs the driver. It also knows the package sets the course is tested under (the
+CUDA 13 lock, the CUDA 12 lock, Colab's dated set: :func:`package_sets`, each run by a CI tier),
+says which one this machine has, and what each set lacks that the course teaches and how the
+course adapts (:data:`API_DIFFERENCES`). Each fix fits where the learner is (:func:`place`): on Colab the
 exact ``pip install`` line and "restart the session"; in a clone of the course ``make lab``.
 """
 
@@ -20,6 +23,7 @@ import re
 import sys
 import types
 from importlib import metadata
+from pathlib import Path
 from unittest import mock
 
 from . import colab, runtime
@@ -395,6 +399,113 @@ FIX_NO_GPU_IN_GPU_MODE = (
 )
 
 
+#: The package sets the course is tested under: name, the file its versions are read from (a glob:
+#: the newest match), its Python and the CI tier (Makefile) that runs every notebook under it.
+PACKAGE_SETS = (
+    ("CUDA 13 lock", "requirements/course.txt", "3.11", "make test"),
+    ("CUDA 12 lock", "requirements/course-cu12.txt", "3.11", "make test-cu12"),
+    ("Colab", "requirements/colab/backend-info-*.txt", "3.13", "make test-colab"),
+)
+#: The packages the sets are compared by (numba-cuda: what the course installs).
+SET_PACKAGES = ("numpy", "numba", "numba-cuda", "torch", "triton")
+_ROOT = Path(__file__).resolve().parent.parent
+
+#: APIs the course teaches that some supported version lacks: where (torch releases measured by
+#: tests/test_api_compat.py in the three tiers) and how the course adapts.
+API_DIFFERENCES = {
+    "FunctionEvent.input_dtypes": {
+        "package": "torch",
+        "missing": ("2.10", "2.11"),  # the CUDA 12 lock and Colab's torch (make test-cu12/-colab)
+        "present": ("2.13",),  # the CUDA 13 lock (make test)
+        "since": "torch 2.13",
+        "detail": "torch.profiler's events carry no input_dtypes (lab 11's profile-first exercise "
+        "reads the matmuls' dtypes from them)",
+        "adapts": "code that reads it uses getattr(event, 'input_dtypes', None), so it runs, "
+        "but it finds no dtypes on these versions (lab 11's checker included)",
+    },
+}
+
+
+def _release_text(version: str | None) -> str | None:
+    found = _release(version)
+    return f"{found[0]}.{found[1]}" if found else None
+
+
+def lacks(api: str, version: str | None = None) -> bool | None:
+    """Whether the installed (or given) release lacks ``api`` (a key of API_DIFFERENCES): True or
+    False where that release was measured, None where it was not."""
+    entry = API_DIFFERENCES[api]
+    release = _release_text(version or _version(entry["package"]))
+    if release in entry["missing"]:
+        return True
+    return False if release in entry["present"] else None
+
+
+def _set_versions(name: str, pattern: str, root: Path) -> dict[str, str] | None:
+    found = sorted(root.glob(pattern))
+    if not found:
+        return None
+    pins = {k: v.split("+")[0] for k, v in colab._locked(found[-1].read_text()).items()}
+    if name == "Colab":  # numba-cuda: what the install cell puts on a CUDA 12 runtime
+        lock = root / "requirements/course-cu12.txt"
+        if lock.exists():
+            installed = {k: v for k, v in pins.items() if k != "numba-cuda"}
+            plan = colab.plan((12, 8), 1, installed, lock.read_text())
+            pins["numba-cuda"] = plan.packages[0].split("==")[-1]
+    versions = {package: pins.get(package) for package in SET_PACKAGES}
+    versions["file"] = str(found[-1].relative_to(root))
+    dated = re.search(r"\d{4}-\d\d-\d\d", found[-1].name)
+    versions["name"] = f"{name} {dated.group()}" if dated else name
+    return versions
+
+
+def package_sets(root: Path = _ROOT) -> list[dict]:
+    """The tested sets with their versions and what each lacks (empty where the requirements
+    files are not beside gpu_utils, e.g. a pip install without the course's files)."""
+    sets = []
+    for name, pattern, python, tier in PACKAGE_SETS:
+        versions = _set_versions(name, pattern, root)
+        if versions is None:
+            continue
+        gaps = [
+            api
+            for api, entry in API_DIFFERENCES.items()
+            if _release_text(versions.get(entry["package"])) in entry["missing"]
+        ]
+        sets.append({"name": name, "python": python, "tier": tier, "lacks": gaps, **versions})
+    return sets
+
+
+def set_findings(versions: dict[str, str | None], python: str, sets: list[dict]) -> list[dict]:
+    """Which tested set this machine has (or that it has none), and each API it lacks. Pure."""
+    found = []
+    mine = {p: (versions.get(p) or "").split("+")[0] or None for p in SET_PACKAGES}
+    release = ".".join(python.split(".")[:2])
+    same = [s for s in sets if s["python"] == release and all(s[p] == mine[p] for p in mine)]
+    if same:
+        found.append(
+            _finding("package set", OK, f"the {same[0]['name']} set, tested by {same[0]['tier']}")
+        )
+    elif sets:
+        names = ", ".join(s["name"] for s in sets)
+        found.append(
+            _finding(
+                "package set",
+                OK,
+                f"Python {release} with these versions is not one of the tested sets ({names}); "
+                "the course may well run, but it was not tested with them",
+            )
+        )
+    for api, entry in API_DIFFERENCES.items():
+        if _release_text(versions.get(entry["package"])) in entry["missing"]:
+            detail = (
+                f"{entry['package']} {versions[entry['package']]} has no {api}: "
+                f"{entry['detail']}; the course adapts: {entry['adapts']}"
+            )
+            found.append(_finding(api, OK, detail))
+    return found
+
+
 def _findings(info) -> list[dict]:
     found = []
     where = place()
@@ -424,6 +535,7 @@ def _findings(info) -> list[dict]:
         torch_triton(),
     )
     found += table
+    found += set_findings(versions, platform.python_version(), package_sets())
     if runtime.mode == "simulator" and _on_colab():
         found.append(
             _finding(
@@ -511,6 +623,7 @@ def diagnose() -> dict:
         "device": dataclasses.asdict(info) | {"summary": info.summary()},
         "versions": {"python": platform.python_version()}
         | {package: _version(package) for package in PACKAGES},
+        "package_sets": package_sets(),
         "findings": findings,
     }
 
@@ -526,6 +639,12 @@ def render(report: dict) -> str:
         "  versions:",
         *(f"    {k:<{width}} {v or 'not installed'}" for k, v in report["versions"].items()),
     ]
+    if report.get("package_sets"):
+        lines.append(f"  tested sets (python {' '.join(SET_PACKAGES)}):")
+    for tested in report.get("package_sets", []):
+        row = " ".join([tested["python"], *(tested[p] or "-" for p in SET_PACKAGES)])
+        lines.append(f"    {tested['name']:<16} {row}  {tested['tier']}")
+        lines += [f"      lacks {api}" for api in tested["lacks"]]
     for finding in report["findings"]:
         lines.append(f"[{finding['status']}] {finding['name']}: {finding['detail']}")
         if finding["fix"]:

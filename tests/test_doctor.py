@@ -267,3 +267,57 @@ def test_gpu_mode_without_a_usable_gpu_is_a_finding_not_a_traceback(monkeypatch)
     assert "GPU_COURSE_MODE" in finding["fix"]
     assert not report["ok"]
     assert "no usable GPU" in doctor.render(report)
+
+
+# The tested package sets (make test, make test-cu12, make test-colab) and what each lacks.
+def _pin(path, name):
+    import re
+
+    text = (doctor._ROOT / path).read_text()
+    return re.search(rf"^{name}(?:\[\w+\])?==([^\s+]+)", text, re.M).group(1)
+
+
+def test_package_sets_are_read_from_the_locks_and_colabs_list():
+    sets = {s["tier"]: s for s in doctor.package_sets()}
+    assert set(sets) == {"make test", "make test-cu12", "make test-colab"}
+    assert sets["make test"]["torch"] == _pin("requirements/course.txt", "torch")
+    assert sets["make test-cu12"]["torch"] == _pin("requirements/course-cu12.txt", "torch")
+    colab = sets["make test-colab"]
+    assert colab["python"] == "3.13" and colab["name"].startswith("Colab 20")
+    assert colab["numpy"] == _pin(colab["file"], "numpy")
+    assert colab["torch"] == _pin(colab["file"], "torch")  # 2.11.0+cu128 -> 2.11.0
+    # numba-cuda: what the install cell installs there, not Colab's own (0.22.2)
+    assert colab["numba-cuda"] == _pin("requirements/course-cu12.txt", "numba-cuda")
+    assert sets["make test-cu12"]["lacks"] == ["FunctionEvent.input_dtypes"]
+    assert sets["make test"]["lacks"] == []
+
+
+def test_set_findings_name_the_set_or_say_it_was_not_tested():
+    sets = doctor.package_sets()
+    cu12 = next(s for s in sets if s["tier"] == "make test-cu12")
+    versions = {p: cu12[p] for p in doctor.SET_PACKAGES} | {"torch": cu12["torch"] + "+cu128"}
+    found = {f["name"]: f for f in doctor.set_findings(versions, "3.11.9", sets)}
+    assert "CUDA 12 lock" in found["package set"]["detail"]
+    gap = found["FunctionEvent.input_dtypes"]
+    assert gap["status"] == "ok" and "getattr(event, 'input_dtypes', None)" in gap["detail"]
+    found = {f["name"]: f for f in doctor.set_findings(versions, "3.12.1", sets)}
+    assert "not one of the tested sets" in found["package set"]["detail"]
+    newer = versions | {"torch": "2.13.0"}
+    assert "FunctionEvent.input_dtypes" not in {
+        f["name"] for f in doctor.set_findings(newer, "3.11.9", sets)
+    }
+
+
+def test_lacks_answers_only_for_measured_releases():
+    assert doctor.lacks("FunctionEvent.input_dtypes", "2.11.0+cu128") is True
+    assert doctor.lacks("FunctionEvent.input_dtypes", "2.13.0") is False
+    assert doctor.lacks("FunctionEvent.input_dtypes", "2.12.0") is None  # not measured
+
+
+def test_doctor_shows_the_tested_sets_within_100_columns():
+    text = doctor.render(doctor.diagnose())
+    assert "tested sets (python numpy numba numba-cuda torch triton):" in text
+    table = text.split("tested sets", 1)[1].split("\n[", 1)[0].splitlines()[1:]
+    assert any("make test-cu12" in line for line in table)
+    assert "      lacks FunctionEvent.input_dtypes" in table
+    assert all(len(line) <= 100 for line in table)
