@@ -19,6 +19,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy
 import pytest
 
 from conftest import ROOT
@@ -244,6 +245,12 @@ def test_the_install_cell_installs_the_course_from_drive_and_a_check_passes(
     assert "CELL-FINISHED" in output, output[-4000:]
     copy = runtime.content / "gpu-course"
     assert f"gpu_utils from {copy / 'gpu_utils' / '__init__.py'}" in output  # the local copy
+    # The same plan as the published path: the lock's numba-cuda, the runtime's numpy kept.
+    record = json.loads((runtime.content / ".gpu-course-installed").read_text())
+    lock = colab._locked((copy / "requirements" / "course.txt").read_text())
+    assert record["packages"][0] == f"numba-cuda=={lock['numba-cuda']}"  # no GPU: no extra
+    kept = (runtime.content / ".gpu-course-constraints.txt").read_text()
+    assert f"numpy=={numpy.__version__}" in kept.splitlines()
     if "AFTER-FAILED" in output and "No module named 'torch'" in output and not HAS_TORCH:
         pytest.skip(
             "the course is installed from Drive, but gu.exercises loads every chapter's checkers "
