@@ -37,8 +37,9 @@ fastest first. The cost model, and where each piece comes from:
   micro-batch (it keeps only its shard, so it cannot accumulate the full gradient: m x Ψ instead
   of Ψ) and all-gathers the updated parameters once; ZeRO-3 also all-gathers the parameters
   for every micro-batch's forward and backward (and recomputed forward), tensor by tensor
-  (``Model.tensors_per_layer``: 12 for GPT, 9 for Llama), so its 3 Ψ (4 Ψ with full recompute) of
-  traffic is paid m times: gradient accumulation does not amortise it. DeepSpeed refuses
+  (``Model.tensors_per_layer``: 12 for GPT, 9 for Llama; one transformer block per collective
+  as PyTorch FSDP does with ``gather_unit="block"``, :data:`FSDP`), so its 3 Ψ (4 Ψ with full
+  recompute) of traffic is paid m times: gradient accumulation does not amortise it. DeepSpeed refuses
   ZeRO-2 and ZeRO-3 with pipeline parallelism (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and
   ZeRO-3 are incompatible with pipeline parallelism"); :func:`evaluate` refuses ZeRO-3 with a
   pipeline but keeps ZeRO-2, which PyTorch FSDP runs with one, reduce-scattering on every
