@@ -39,10 +39,10 @@ fastest first. The cost model, and where each piece comes from:
   for every micro-batch's forward and backward (and recomputed forward), tensor by tensor
   (``Model.tensors_per_layer``: 12 for GPT, 9 for Llama; one transformer block per collective
   as PyTorch FSDP does with ``gather_unit="block"``, :data:`FSDP`), so its 3 Ψ (4 Ψ with full
-  recompute) of traffic is paid m times: gradient accumulation does not amortise it. DeepSpeed refuses
-  ZeRO-2 and ZeRO-3 with pipeline parallelism (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and
-  ZeRO-3 are incompatible with pipeline parallelism"); :func:`evaluate` refuses ZeRO-3 with a
-  pipeline but keeps ZeRO-2, which PyTorch FSDP runs with one, reduce-scattering on every
+  recompute) of traffic is paid m times: gradient accumulation does not amortise it. DeepSpeed
+  refuses ZeRO-2 and ZeRO-3 with pipeline parallelism (deepspeed/runtime/pipe/engine.py:
+  "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"); :func:`evaluate` refuses
+  ZeRO-3 with a pipeline but keeps ZeRO-2, which PyTorch FSDP runs with one, reduce-scattering on every
   micro-batch as above: Llama 3 405B trained that way (Dubey et al. 2024, section 3.3.2);
 * overlap: data-parallel traffic runs on its own stream beside the compute it may hide behind
   (the last backward for ZeRO-0/1, each micro-batch's backward for ZeRO-2, each micro-batch's
@@ -658,7 +658,7 @@ def plan(
     "none". Layouts that fit come first, fastest first; then those that do not, smallest first.
     ``options`` go to :func:`evaluate` (``mfu``, ``dtype``, ``usable_memory``,
     ``sequence_parallel``, ``dropout_masks``, ``attention``, ``overlap``, ``tp_overlap``,
-    ``latency``, ``schedule``, ``gather_unit``, ``causal``).
+    ``latency``, ``schedule``, ``gather_unit``, ``causal``, ``grad_reduce_bytes``).
     """
     n = cluster.n_gpus
     sequences = global_batch_tokens // model.seq_len
