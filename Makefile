@@ -22,7 +22,7 @@ PYTEST_NB := $(BIN)/pytest -p no:cacheprovider -n 2 --dist loadfile --durations=
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
 .PHONY: lab test test-gpu benchmarks gpu-check unit notebooks lint format labs labs-check execute \
-	doctor lock lock-check slides clean
+	doctor lock lock-check slides clean test-cu12 test-colab
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -97,6 +97,56 @@ benchmarks: $(DEV_STAMP)
 gpu-check:
 	$(PYTHON) benchmarks/gpu_check.py run $(if $(WHEELS),--wheels $(WHEELS))
 
+# CI tiers: the course under the package sets learners really have, each in its own environment
+# built from scratch (requirements/tiers.py finds the interpreter and writes the Colab pins):
+#   test-cu12   Python 3.11, requirements/course-cu12.txt (torch 2.10, triton 3.6.0), .venv-cu12
+#   test-colab  Python 3.13 (pyenv), Colab's dated set (requirements/colab/backend-info-*.txt: numpy
+#               2.1.3, numba 0.61.2, torch 2.11.0, triton 3.6.0) with numba-cuda[cu12] as the
+#               install cell installs it, .venv-colab; also tests/test_colab_drive.py when present.
+# Each runs every notebook and solution top to bottom in simulator mode (nbval --nbval-lax: a cell
+# that raises fails, outputs are not compared, they differ across versions), the API test and the
+# checker tests of the kernel and Triton labs. TIER_NOTEBOOKS=... runs fewer notebooks.
+PYTHON311 ?= $(shell python3 requirements/tiers.py python 3.11 2>/dev/null)
+PYTHON313 ?= $(shell python3 requirements/tiers.py python 3.13 2>/dev/null)
+TIER_TOOLS := pytest pytest-xdist nbval nbclient nbconvert nbformat ipykernel
+TIER_NOTEBOOKS ?= notebooks solutions
+TIER_TESTS := tests/test_api_compat.py tests/test_doctor.py tests/test_exercises_ch03.py \
+	tests/test_exercises_ch03_streams.py tests/test_exercises_ch04.py \
+	tests/test_exercises_ch04_latency.py tests/test_exercises_ch05.py \
+	tests/test_exercises_ch05_attention.py tests/test_exercises_ch06.py \
+	tests/test_exercises_ch12.py tests/test_checker_verdicts.py
+TIER_PYTEST := -p no:cacheprovider -n 2 --durations=10
+test-cu12 test-colab: export GPU_COURSE_MODE := simulator
+test-cu12 test-colab: export GPU_COURSE_PROGRESS := $(or $(TMPDIR),/tmp)/gpu-course-tier-progress.json
+
+.venv-cu12/.tier-installed: requirements/course-cu12.txt requirements/dev.txt pyproject.toml
+	@[ -n "$(PYTHON311)" ] || { python3 requirements/tiers.py python 3.11; exit 1; }
+	rm -rf .venv-cu12 && $(PYTHON311) -m venv .venv-cu12
+	.venv-cu12/bin/pip install --quiet -r requirements/course-cu12.txt
+	.venv-cu12/bin/pip install --quiet $(TIER_TOOLS) -c requirements/course-cu12.txt \
+		-c requirements/dev.txt
+	.venv-cu12/bin/pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+.venv-colab/.tier-installed: requirements/colab requirements/tiers.py requirements/course-cu12.txt \
+		requirements/dev.txt pyproject.toml
+	@[ -n "$(PYTHON313)" ] || { python3 requirements/tiers.py python 3.13; exit 1; }
+	rm -rf .venv-colab && $(PYTHON313) -m venv .venv-colab
+	python3 requirements/tiers.py colab .venv-colab/colab-set.txt .venv-colab/install-cell.txt
+	.venv-colab/bin/pip install --quiet -r .venv-colab/colab-set.txt $(TIER_TOOLS) \
+		-c requirements/dev.txt
+	@# the install cell's own pip run; PyPI's torch 2.11.0 is a CUDA 13 build: pip names a conflict
+	.venv-colab/bin/pip install --quiet -r .venv-colab/install-cell.txt -c .venv-colab/colab-set.txt
+	.venv-colab/bin/pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+test-cu12 test-colab: test-%: .venv-%/.tier-installed
+	.venv-$*/bin/python -m gpu_utils doctor
+	.venv-$*/bin/pytest $(TIER_PYTEST) --dist loadgroup $(TIER_TESTS) \
+		$(if $(filter colab,$*),$(wildcard tests/test_colab_drive.py))
+	.venv-$*/bin/pytest $(TIER_PYTEST) --dist loadfile --nbval-lax --nbval-current-env \
+		--nbval-cell-timeout=600 $(TIER_NOTEBOOKS)
+
 # Generate labs/ from solutions/ (refuses to overwrite a lab you edited; FORCE=1 backs it up first).
 labs: $(DEV_STAMP)
 	$(BIN)/python -m gpu_utils.labgen $(if $(FORCE),--force)
@@ -143,4 +193,4 @@ slides: $(DEV_STAMP)
 	@echo "Open build/slides/00_start_here.slides.html in a browser (no network needed)."
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-cu12 .venv-colab .pytest_cache .ruff_cache

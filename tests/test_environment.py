@@ -118,3 +118,75 @@ def test_numpy_stays_below_2_5_everywhere():
         major, minor = map(int, _pins(f"requirements/{lock}.txt")["numpy"].split(".")[:2])
         assert (major, minor) < (2, 5), f"{lock}.txt pins numpy {major}.{minor}"
     assert '"numpy>=1.26,<2.5"' in (ROOT / "pyproject.toml").read_text()
+
+
+# The CI tiers (make test-cu12, make test-colab): requirements/tiers.py, run before any venv exists.
+def _tiers():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tiers", ROOT / "requirements/tiers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_colab_tier_takes_colab_versions_and_the_install_cells_numba_cuda():
+    tiers = _tiers()
+    freeze = tiers.colab_list()
+    lines = tiers.colab_requirements(freeze)
+    text = freeze.read_text()
+    for name in ("numpy", "numba", "torch", "triton"):
+        colab = re.search(rf"^{name}==([^\s+]+)", text, re.M).group(1)
+        assert f"{name}=={colab}" in lines
+    assert "torch==2.11.0" in lines  # Colab's 2.11.0+cu128, local version dropped (not on PyPI)
+    assert not any(line.startswith("numba-cuda") for line in lines)  # not Colab's 0.22.2, but:
+    cell = tiers.install_cell_requirements()
+    assert cell == [f"numba-cuda[cu12]=={_pins('requirements/course-cu12.txt')['numba-cuda']}"]
+
+
+def test_colab_tier_refuses_a_list_without_a_package_it_needs(tmp_path):
+    tiers = _tiers()
+    freeze = tmp_path / "backend-info-2030-01-01.txt"
+    freeze.write_text("numpy==2.1.3\nnumba==0.61.2\n")
+    try:
+        tiers.colab_requirements(freeze)
+    except LookupError as error:
+        assert "lists no torch" in str(error) and "triton" in str(error)
+    else:
+        raise AssertionError("a Colab list without torch was accepted")
+
+
+def test_tier_python_is_found_or_named_with_how_to_get_it():
+    import subprocess
+    import sys
+
+    tiers = _tiers()
+    wanted = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    found = tiers.find_python(wanted)
+    out = subprocess.run([found, "--version"], capture_output=True, text=True).stdout
+    assert out.startswith(f"Python {wanted}.")
+    try:
+        tiers.find_python("3.99")
+    except LookupError as error:
+        assert "No Python 3.99 found" in str(error) and "pyenv install 3.99" in str(error)
+    else:
+        raise AssertionError("Python 3.99 was found")
+
+
+def test_tiers_run_notebooks_laxly_and_the_chosen_checker_tests(tmp_path):
+    import subprocess
+
+    out = subprocess.run(
+        ["make", "-n", "-B", "test-colab", "test-cu12", "PYTHON313=python3", "PYTHON311=python3"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    named = set(re.findall(r"tests/test_\w+\.py", out.stdout))
+    assert {"tests/test_api_compat.py", "tests/test_exercises_ch12.py"} <= named
+    assert all((ROOT / path).exists() for path in named), named
+    assert out.stdout.count("--nbval-lax") == 2
+    assert "--nbval-sanitize" not in out.stdout  # outputs differ across versions: not compared
+    drive = ROOT / "tests/test_colab_drive.py"
+    assert (str(drive.relative_to(ROOT)) in out.stdout) == drive.exists()
