@@ -80,29 +80,39 @@ import triton.language as tl  # noqa: E402
 
 
 @triton.jit
-def softmax_kernel(x_ptr, out_ptr, row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
+def softmax_kernel(
+    x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr
+):  # one row stride per tensor, as Triton's tutorial: `x` may be a strided view, `out` not
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_SIZE)
     mask = cols < n_cols
-    x = tl.load(x_ptr + row * row_stride + cols, mask=mask, other=-float("inf"))
+    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=-float("inf"))
     e = tl.exp(x - tl.max(x, axis=0))
-    tl.store(out_ptr + row * row_stride + cols, e / tl.sum(e, axis=0), mask=mask)
+    tl.store(out_ptr + row * out_row_stride + cols, e / tl.sum(e, axis=0), mask=mask)
 
 
 @triton.jit
 def layernorm_kernel(
-    x_ptr, w_ptr, b_ptr, out_ptr, row_stride, n_cols, eps, BLOCK_SIZE: tl.constexpr
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    out_ptr,
+    x_row_stride,
+    out_row_stride,
+    n_cols,
+    eps,
+    BLOCK_SIZE: tl.constexpr,
 ):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_SIZE)
     mask = cols < n_cols
-    x = tl.load(x_ptr + row * row_stride + cols, mask=mask, other=0.0)
+    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=0.0)
     mean = tl.sum(x, axis=0) / n_cols
     diff = tl.where(mask, x - mean, 0.0)
     rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=0) / n_cols + eps)
     w = tl.load(w_ptr + cols, mask=mask)
     b = tl.load(b_ptr + cols, mask=mask)
-    tl.store(out_ptr + row * row_stride + cols, diff * rstd * w + b, mask=mask)
+    tl.store(out_ptr + row * out_row_stride + cols, diff * rstd * w + b, mask=mask)
 
 
 MATMUL_CONFIGS = [
@@ -198,7 +208,12 @@ def softmax(x):
 
     out = torch.empty_like(x)
     softmax_kernel[(x.shape[0],)](
-        x, out, x.stride(0), x.shape[1], BLOCK_SIZE=triton.next_power_of_2(x.shape[1])
+        x,
+        out,
+        x.stride(0),
+        out.stride(0),
+        x.shape[1],
+        BLOCK_SIZE=triton.next_power_of_2(x.shape[1]),
     )
     return out
 
@@ -208,7 +223,15 @@ def layernorm(x, w, b, eps=1e-5):
 
     out = torch.empty_like(x)
     layernorm_kernel[(x.shape[0],)](
-        x, w, b, out, x.stride(0), x.shape[1], eps, BLOCK_SIZE=triton.next_power_of_2(x.shape[1])
+        x,
+        w,
+        b,
+        out,
+        x.stride(0),
+        out.stride(0),
+        x.shape[1],
+        eps,
+        BLOCK_SIZE=triton.next_power_of_2(x.shape[1]),
     )
     return out
 

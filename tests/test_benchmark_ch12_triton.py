@@ -50,6 +50,15 @@ def test_the_kernels_equal_torch_in_the_interpreter():
         rtol=1e-4,
         atol=1e-4,
     )
+    wide = 10 * torch.randn(8, 160)  # a strided view: rows 160 apart, 100 long; out is dense
+    view = wide[:, 30:130]
+    torch.testing.assert_close(ch12_triton.softmax(view), torch.softmax(view, dim=1))
+    torch.testing.assert_close(
+        ch12_triton.layernorm(view, w, b),
+        torch.nn.functional.layer_norm(view, (100,), w, b),
+        rtol=1e-4,
+        atol=1e-4,
+    )
     a, bm = torch.randn(48, 64).half(), torch.randn(64, 40).half()
     product = ch12_triton.matmul(a, bm, tuned=False, block=(16, 32, 32))
     torch.testing.assert_close(product, (a.float() @ bm.float()).half(), rtol=2e-3, atol=2e-3)
