@@ -242,3 +242,16 @@ def test_api_differences_are_true():
     )
     if has:
         assert [str(d) for d in events[0].input_dtypes[:2]] == ["float", "float"]
+
+
+def test_lab_11_gets_input_dtypes_on_every_supported_torch():
+    """Where torch lacks FunctionEvent.input_dtypes, the course adds them (the doctor's table
+    says so): gu.capstone_profile.add_input_dtypes, which lab 11's profile uses."""
+    from gpu_utils import capstone_profile
+
+    _, prof = _profiled_events()
+    capstone_profile.add_input_dtypes(prof)
+    mm = [e for e in prof.events() if e.name == "aten::mm"]
+    assert [str(d) for d in mm[0].input_dtypes[:2]] == ["float", "float"], (
+        f"torch {torch.__version__}: lab 11 cannot read the matmul's dtypes"
+    )
