@@ -27,6 +27,8 @@ import textwrap
 import threading
 import time
 import traceback
+import types
+import warnings
 from multiprocessing.connection import Connection
 
 from ._isolation import WALL_FACTOR
@@ -41,6 +43,12 @@ _LONG_NUMBER = re.compile(r"\d{41,}")
 FLOOR, CAP, FACTOR = 15.0, 20.0, 20.0
 #: Other checks (functions that start processes, for example) without a limit of their own.
 DEFAULT_LIMIT = 60.0
+#: Seconds of processor time one call of the learner's code may use (``WALL_FACTOR`` times that
+#: on the clock), in any check, whatever the check's own limit: an endless loop in a function
+#: answer is stopped after 15 s on an idle machine. (On the clock alone, a correct profile fix
+#: took over 15 s in one call on a 2-core machine shared by seven test runs.) A kernel's threads
+#: on the simulator get ``CAP``: each of them lives as long as its block.
+CALL_LIMIT = 15.0
 
 _calibrated: dict[str, float] = {}
 
@@ -79,27 +87,80 @@ def _rebuild(kind: str, obj):
     return obj
 
 
-def _run_one(exercise_id: str, kind: str, payload: bytes) -> CheckResult:
+_PATH = re.compile(r"(?:[A-Za-z]:)?[\\/][^\s:'\"()]*\.py\b(?::\d+)?")
+
+
+def _warning_note(message, category, files: frozenset[str]) -> str:
+    """A sentence for a warning raised while the learner's code ran (its innermost line), or ''
+    for one raised by the checker's own code (never shown: its text may name course files)."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename not in files:
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    source = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    text = _PATH.sub("", str(message).strip().splitlines()[0] if str(message).strip() else "")
+    text = text if len(text) < 200 else text[:197] + "..."
+    where = f"line {frame.f_lineno}" + (f" (`{source}`)" if source else "")
+    note = f"Warning at your {where}: {getattr(category, '__name__', 'Warning')}: {text}"
+    return textwrap.fill(note, width=100, break_long_words=False, break_on_hyphens=False) + "\n"
+
+
+@contextlib.contextmanager
+def _warnings_as_notes(files: frozenset[str], notes: list[str]):
+    """Collect the warnings of a check as sentences quoting the learner's line, so that none is
+    printed to the notebook with a course path."""
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        note = _warning_note(message, category, files)
+        if note and note not in notes:
+            notes.append(note)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        yield
+
+
+def _checker_failed(exercise_id: str, error: BaseException, files: frozenset[str]) -> CheckResult:
+    """The checker raised: say so in a sentence, with the learner's last line it passed through
+    (an answer that changed a setting the checker relies on), never a traceback or a path."""
+    line = ""
+    for frame, lineno in traceback.walk_tb(error.__traceback__):
+        if frame.f_code.co_filename in files:
+            source = linecache.getline(frame.f_code.co_filename, lineno).strip()
+            line = f" It happened while running your line {lineno}: `{source}`."
+    text = _PATH.sub("", str(error).strip().splitlines()[0] if str(error).strip() else "")
+    text = text if len(text) < 200 else text[:197] + "..."
+    return CheckResult(
+        False,
+        f"{exercise_id}: not yet. The check could not finish ({type(error).__name__}: {text})."
+        f"{line}\nHint: if your code changes a global setting (grad mode, default dtype, "
+        "warnings, recursion limit), leave it as it was; otherwise this is a bug in the "
+        "course: please report it with this message.",
+        exercise_id,
+    )
+
+
+def _run_one(
+    exercise_id: str, kind: str, payload: bytes, files: frozenset[str] = frozenset()
+) -> CheckResult:
     from . import get
 
     exercise = get(exercise_id)
     captured = io.StringIO()
+    notes: list[str] = []
     try:
-        with contextlib.redirect_stdout(captured):
+        with contextlib.redirect_stdout(captured), _warnings_as_notes(files, notes):
             result = exercise.run(_rebuild(kind, pickle.loads(payload)))
-    except (Exception, SystemExit):
-        result = CheckResult(
-            False,
-            f"{exercise_id}: the checker itself failed. This is a bug in the course, not in your "
-            "code; please report it with this text:\n" + traceback.format_exc(limit=4),
-            exercise_id,
-        )
+    except (Exception, SystemExit) as error:
+        result = _checker_failed(exercise_id, error, files)
     return CheckResult(
         result.passed,
         _short_numbers(result.message),
         exercise_id,
         result.attempted,
-        captured.getvalue(),
+        captured.getvalue() + "".join(notes),
     )
 
 
@@ -199,24 +260,234 @@ def _compiling() -> bool:
     return False
 
 
-def _watch(results, exercise_id, limit, lock, finished, files) -> None:
-    """The watchdog: once the check has used ``limit`` seconds of processor time (so that a
-    busy machine does not stop a correct check), or ``WALL_FACTOR`` times that on the clock
-    outside the course's own GPU compilation, report where the learner's code was running and
-    end this process."""
-    cpu, wall = time.process_time(), time.monotonic()
-    while not finished.wait(0.25):
-        used = time.process_time() - cpu
-        waited = time.monotonic() - wall
-        if used < limit and (waited < WALL_FACTOR * limit or _compiling()):
+def _outermost_calls(filenames: frozenset[str], skip: int) -> dict[int, object]:
+    """For every thread but ``skip``, the frame of its outermost call into the learner's code."""
+    calls = {}
+    for thread_id, frame in sys._current_frames().items():
+        if thread_id == skip:
             continue
-        with lock:
-            if finished.is_set():
-                return
-            counts = _lines_running(files, threading.get_ident())
-            result = timeout_result(exercise_id, limit, counts)
-            results.send((*_as_tuple(result), "exiting"))
-            os._exit(0)  # the learner's threads cannot be stopped otherwise
+        outermost = None
+        while frame is not None:
+            if frame.f_code.co_filename in filenames:
+                outermost = frame
+            frame = frame.f_back
+        if outermost is not None:
+            calls[thread_id] = outermost
+    return calls
+
+
+def _watch(results, exercise_id, limit, lock, finished, files, call_limit) -> None:
+    """The watchdog: once one call of the learner's code has used ``call_limit`` seconds of
+    processor time (the same call: its frame is held here, so a new call cannot look like it),
+    or the whole check ``limit`` seconds, or either ``WALL_FACTOR`` times that on the clock
+    outside the course's own GPU compilation (processor time, so that a busy machine does not
+    stop a correct check), report where the learner's code was running and end this process."""
+    cpu, wall = time.process_time(), time.monotonic()
+    calls: dict[int, tuple[object, float, float]] = {}  # thread -> (frame, since: clock, cpu)
+    me = threading.get_ident()
+    while not finished.wait(0.25):
+        now, used_now = time.monotonic(), time.process_time()
+        if call_limit:
+            calls = {
+                thread: calls[thread]
+                if thread in calls and calls[thread][0] is frame
+                # a new call: held frames cannot be reused, so ``is`` tells calls apart
+                else (frame, now, used_now)
+                for thread, frame in _outermost_calls(files, me).items()
+            }
+            for _, since, since_cpu in calls.values():
+                over = used_now - since_cpu >= call_limit or now - since >= WALL_FACTOR * call_limit
+                if over and not _compiling():
+                    _stop_check(results, exercise_id, call_limit, lock, finished, files)
+                    return
+        if used_now - cpu < limit and (now - wall < WALL_FACTOR * limit or _compiling()):
+            continue
+        _stop_check(results, exercise_id, limit, lock, finished, files)
+        return
+
+
+def _stop_check(results, exercise_id, limit, lock, finished, files) -> None:
+    """Send the verdict on a check stopped after ``limit`` seconds and end this process."""
+    with lock:
+        if finished.is_set():
+            return
+        counts = _lines_running(files, threading.get_ident())
+        result = timeout_result(exercise_id, limit, counts)
+        results.send((*_as_tuple(result), "exiting"))
+        os._exit(0)  # the learner's threads cannot be stopped otherwise
+
+
+# --- a clean state for every check --------------------------------------------------------------
+
+#: Modules whose attributes an answer might replace (``torch.nn.functional.softmax = ...``); a
+#: replaced function or class is put back after the check. (Imported ones only.)
+_PATCHABLE = ("builtins", "math", "random", "time", "numpy", "torch", "torch.nn.functional")
+_NO_VALUE = object()
+
+
+def _replaceable(value) -> bool:
+    """True for a module attribute an answer may have replaced: a function or a class (a
+    module's own counters and caches change legitimately)."""
+    return callable(value) and not isinstance(value, types.ModuleType)
+
+
+class _Unrestorable(Exception):
+    """The answer left the process in a state this module cannot put back (a profiler or an
+    autocast region still open, a thread still running the learner's code)."""
+
+
+def _torch_state(torch) -> dict:
+    """Every process-wide setting of torch's that an answer can change in one call."""
+    cuda = torch.backends.cuda
+    state = {
+        "grad": torch.is_grad_enabled(),
+        "dtype": torch.get_default_dtype(),
+        "deterministic": (
+            torch.are_deterministic_algorithms_enabled(),
+            torch.is_deterministic_algorithms_warn_only_enabled(),
+        ),
+        "anomaly": (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()),
+        "rng": torch.random.get_rng_state(),
+        "threads": torch.get_num_threads(),
+        "matmul_precision": torch.get_float32_matmul_precision(),
+        "cudnn": tuple(
+            getattr(torch.backends.cudnn, name)
+            for name in ("enabled", "benchmark", "deterministic", "allow_tf32")
+        ),
+        "cuda_matmul": (
+            cuda.matmul.allow_tf32,
+            cuda.matmul.allow_fp16_reduced_precision_reduction,
+            cuda.matmul.allow_bf16_reduced_precision_reduction,
+        ),
+        "sdp": (
+            cuda.flash_sdp_enabled(),
+            cuda.mem_efficient_sdp_enabled(),
+            cuda.math_sdp_enabled(),
+        ),
+        "print": dict(vars(torch._tensor_str.PRINT_OPTS)),
+    }
+    if hasattr(torch, "get_default_device"):
+        state["device"] = torch.get_default_device()
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda_rng"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def _set_torch_state(torch, state: dict) -> None:
+    cuda = torch.backends.cuda
+    torch.set_grad_enabled(state["grad"])
+    torch.set_default_dtype(state["dtype"])
+    if "device" in state:
+        torch.set_default_device(state["device"])
+    mode, warn_only = state["deterministic"]
+    torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+    torch.set_anomaly_enabled(*state["anomaly"])
+    torch.random.set_rng_state(state["rng"])
+    if "cuda_rng" in state:
+        torch.cuda.set_rng_state_all(state["cuda_rng"])
+    if torch.get_num_threads() != state["threads"]:
+        torch.set_num_threads(state["threads"])
+    torch.set_float32_matmul_precision(state["matmul_precision"])
+    for name, value in zip(
+        ("enabled", "benchmark", "deterministic", "allow_tf32"), state["cudnn"], strict=True
+    ):
+        setattr(torch.backends.cudnn, name, value)
+    (
+        cuda.matmul.allow_tf32,
+        cuda.matmul.allow_fp16_reduced_precision_reduction,
+        cuda.matmul.allow_bf16_reduced_precision_reduction,
+    ) = state["cuda_matmul"]
+    for enable, value in zip(
+        (cuda.enable_flash_sdp, cuda.enable_mem_efficient_sdp, cuda.enable_math_sdp),
+        state["sdp"],
+        strict=True,
+    ):
+        enable(value)
+    vars(torch._tensor_str.PRINT_OPTS).update(state["print"])
+
+
+def _torch_regions(torch) -> dict[str, object]:
+    """What is open in torch that no setter closes: a profiler, inference mode, autocast, modes."""
+    return {
+        "a profiler": torch._C._autograd._profiler_enabled(),
+        "an inference_mode region": torch.is_inference_mode_enabled(),
+        "an autocast region": tuple(torch.is_autocast_enabled(d) for d in ("cpu", "cuda")),
+        "a TorchFunctionMode": torch._C._len_torch_function_stack(),
+        "a TorchDispatchMode": torch._C._len_torch_dispatch_stack(),
+    }
+
+
+class CleanState:
+    """Snapshot of the process's mutable state before a check, put back after it.
+
+    Covered: the working directory, environment variables, warnings filters, the recursion limit,
+    a trace or profile function, the random states of ``random``, NumPy and torch, NumPy's error
+    and print settings, the attributes of a few modules (an answer that replaces
+    ``torch.nn.functional.softmax``), and torch's grad mode, default dtype and device,
+    deterministic and anomaly flags, intra-op threads, matmul precision, ``torch.backends``
+    flags and print options. torch's state is only read when torch was already imported: the
+    worker does not import it for a check that does not need it. :meth:`restore` raises
+    :class:`_Unrestorable` for state it cannot put back, and the worker is then replaced.
+    """
+
+    def __init__(self) -> None:
+        import random
+
+        self.cwd = os.getcwd()
+        self.environ = dict(os.environ)
+        self.recursion = sys.getrecursionlimit()
+        self.trace, self.profile = sys.gettrace(), sys.getprofile()
+        self.random = random.getstate()
+        self.numpy = self.torch = None
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            self.numpy = (numpy.random.get_state(), numpy.geterr(), numpy.get_printoptions())
+        torch = sys.modules.get("torch")
+        if torch is not None and hasattr(torch, "is_grad_enabled"):
+            self.torch = _torch_state(torch)
+            self.regions = _torch_regions(torch)
+        self.modules = {
+            name: dict(vars(sys.modules[name])) for name in _PATCHABLE if name in sys.modules
+        }
+
+    def restore(self, files: frozenset[str]) -> None:
+        import random
+
+        with contextlib.suppress(OSError):
+            os.chdir(self.cwd)
+        if dict(os.environ) != self.environ:
+            os.environ.clear()
+            os.environ.update(self.environ)
+        sys.setrecursionlimit(self.recursion)
+        sys.settrace(self.trace)
+        sys.setprofile(self.profile)
+        random.setstate(self.random)
+        for name, saved in self.modules.items():
+            module = sys.modules.get(name)
+            if module is None:
+                continue
+            now = vars(module)  # (names an answer adds are left: no checker reads them)
+            for key, value in saved.items():
+                if _replaceable(value) and now.get(key, _NO_VALUE) is not value:
+                    setattr(module, key, value)
+        numpy = sys.modules.get("numpy")
+        if self.numpy is not None:
+            state, errors, printing = self.numpy
+            numpy.random.set_state(state)
+            numpy.seterr(**errors)
+            numpy.set_printoptions(**printing)
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            if self.torch is None:  # imported during the check: no state from before it
+                raise _Unrestorable("torch was first imported during the check")
+            now = _torch_regions(torch)
+            _set_torch_state(torch, self.torch)
+            left_open = [what for what, value in now.items() if value != self.regions[what]]
+            if left_open:
+                raise _Unrestorable(f"the check left {left_open[0]} open")
+        running = _lines_running(files, threading.get_ident())
+        if running:
+            raise _Unrestorable("a thread still runs the learner's code")
 
 
 def serve(requests: Connection, results: Connection) -> None:
@@ -234,20 +505,32 @@ def serve(requests: Connection, results: Connection) -> None:
             return
         exercise_id, kind, payload, sources, override = (*request, None, None)[:5]
         register_sources(sources)
-        limit = time_limit(get(exercise_id), override)
+        exercise = get(exercise_id)  # loads its chapter (and torch, if the chapter uses it)
+        limit = time_limit(exercise, override)
+        call_limit = override or (CAP if kind == "kernel" else CALL_LIMIT)
         lock, finished = threading.Lock(), threading.Event()
 
         files = frozenset(sources or ())
         watchdog = threading.Thread(
-            target=_watch, args=(results, exercise_id, limit, lock, finished, files), daemon=True
+            target=_watch,
+            args=(results, exercise_id, limit, lock, finished, files, call_limit),
+            daemon=True,
         )
+        state = CleanState()
         watchdog.start()
-        result = _run_one(exercise_id, kind, payload)
+        result = _run_one(exercise_id, kind, payload, files)
+        replace = bool(_CUDA_ERROR.search(result.message))  # the CUDA context may be unusable
+        try:
+            state.restore(files)
+        except _Unrestorable:
+            replace = True  # the next check starts in a fresh process
+        except Exception:  # a setting that cannot be put back by its own setter
+            replace = True
         with lock:
             finished.set()
-            results.send(_as_tuple(result))
-        if _CUDA_ERROR.search(result.message):
-            return  # a CUDA error can leave the context unusable: the next check starts afresh
+            results.send((*_as_tuple(result), "exiting") if replace else _as_tuple(result))
+        if replace:
+            return
 
 
 if __name__ == "__main__":
