@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import subprocess
 import sys
 import time
 
@@ -242,3 +243,42 @@ def test_warnings_are_sentences_quoting_the_learners_line():
     assert '`warnings.warn("my own note", stacklevel=1)`' in result.output, result.output
     assert "`torch.tensor(x)" in result.output, result.output
     assert all(len(line) <= 100 for line in result.output.splitlines())
+
+
+# --- chapters load when first checked ---------------------------------------------------------------
+
+
+def test_the_index_of_exercises_is_what_the_chapters_register():
+    """``_registry.INDEX`` (id -> module, chapter) lists every registered exercise and only
+    those, each under the module that registers it, in registration order."""
+    import importlib
+    import pkgutil
+
+    from gpu_utils.exercises import _registry
+
+    modules = sorted(m.name for m in pkgutil.iter_modules(gu.exercises.__path__))
+    for name in modules:
+        if name.startswith("ch"):
+            importlib.import_module(f"gpu_utils.exercises.{name}")
+    registered = {
+        i: (_registry._ORIGIN[i], e.chapter)
+        for i, e in _registry._EXERCISES.items()
+        if _registry._ORIGIN[i].startswith("ch")
+    }
+    assert registered == _registry.INDEX
+    assert [i for i in _registry.INDEX] == [i for i in registered]
+
+
+def test_a_chapter_01_check_loads_neither_torch_nor_other_chapters():
+    code = (
+        "import sys, gpu_utils as gu\n"
+        "r = gu.exercises.check('weights_70b_bf16', lambda: 70e9 * 2 / 2**30)\n"
+        "assert r.passed, r.message\n"
+        "assert len(gu.exercises.ids()) > 80 and 'primer_train_step' in gu.exercises.ids()\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('gpu_utils.exercises.ch'))\n"
+        "print('torch' in sys.modules, loaded)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    assert out.strip() == "False ['gpu_utils.exercises.ch01_why_gpus']", out

@@ -6,22 +6,20 @@ checked in a separate process on the simulator, which reports out-of-bounds acce
 in GPU mode a kernel that passes there is also compiled and run on the GPU, and the check fails
 if the GPU disagrees (the message of a pass is the same in both modes).
 
-Each chapter's exercises live in a module ``chNN_topic.py`` of this package, found automatically.
+Each chapter's exercises live in a module ``chNN_topic.py`` of this package, listed with its ids
+in ``_registry.INDEX`` and loaded when one of its exercises is first checked (or described).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import linecache
-import pkgutil
 
 from .. import runtime
 from .._progress_file import record  # a pass is recorded; gu.progress() (above us) lists them
 from ..pickling import dumps, python_function
 from ._isolation import WALL_FACTOR, run_isolated
-from ._kernels import not_launchable
 from ._registry import CheckResult, Exercise, failed, get, ids, not_attempted, register
 from ._stub import is_stub
 
@@ -34,12 +32,6 @@ DEFAULT_TIMEOUT = 60.0
 GRACE = 30.0
 
 
-def _load_chapters() -> None:
-    for module in pkgutil.iter_modules(__path__):
-        if module.name.startswith("ch"):
-            importlib.import_module(f"{__name__}.{module.name}")
-
-
 def describe(exercise_id: str) -> str:
     """What an exercise expects: the signature and the launch the checker uses."""
     exercise = get(exercise_id)
@@ -50,6 +42,8 @@ def _prepare(exercise: Exercise, answer: object) -> tuple[bytes | None, CheckRes
     """Serialise the answer for the checker's process, or explain why it can't be checked."""
     target = answer
     if exercise.kind == "kernel":
+        from ._kernels import not_launchable  # numba's modules: only for kernel exercises
+
         problem = not_launchable(answer, exercise.signature)
         if problem is not None:
             return None, failed(exercise.id, *problem)
@@ -164,5 +158,4 @@ def _recorded(check):
     return wrapper
 
 
-_load_chapters()
 check = _recorded(check)  # recording can never change or break a check

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import html
+import importlib
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -83,6 +85,102 @@ class Exercise:
 
 
 _EXERCISES: dict[str, Exercise] = {}
+#: The module (of this package) that registered each exercise.
+_ORIGIN: dict[str, str] = {}
+
+#: Every exercise id -> (the module of this package that registers it, its chapter), so that a
+#: chapter's module (and torch, for the chapters that use it) loads only when one of its
+#: exercises is first checked: lab 01's checks import neither. tests/test_check_state.py
+#: compares this table with what the modules register, so it cannot drift.
+INDEX: dict[str, tuple[str, str]] = {
+    "weights_70b_bf16": ("ch01_why_gpus", "01_why_gpus"),
+    "h100s_for_70b_bf16": ("ch01_why_gpus", "01_why_gpus"),
+    "stream_7b_bf16_h100_ms": ("ch01_why_gpus", "01_why_gpus"),
+    "matmul_flops_4096": ("ch01_why_gpus", "01_why_gpus"),
+    "add_bytes_1e8": ("ch01_why_gpus", "01_why_gpus"),
+    "occupancy_h100_256x64": ("ch02_gpu_architecture", "02_gpu_architecture"),
+    "occupancy_a100_41kb": ("ch02_gpu_architecture", "02_gpu_architecture"),
+    "limiter_32_threads": ("ch02_gpu_architecture", "02_gpu_architecture"),
+    "device_query_bandwidth": ("ch02_gpu_architecture", "02_gpu_architecture"),
+    "device_query_resident_threads": ("ch02_gpu_architecture", "02_gpu_architecture"),
+    "vector_add": ("ch03_first_kernels", "03_first_kernels"),
+    "matmul_naive": ("ch03_first_kernels", "03_first_kernels"),
+    "sum_atomic": ("ch03_first_kernels", "03_first_kernels"),
+    "saxpy": ("ch03_first_kernels", "03_first_kernels"),
+    "clamp": ("ch03_first_kernels", "03_first_kernels"),
+    "stencil_1d": ("ch03_first_kernels", "03_first_kernels"),
+    "square_grid_stride": ("ch03_first_kernels", "03_first_kernels"),
+    "add_bias_2d": ("ch03_first_kernels", "03_first_kernels"),
+    "row_sums": ("ch03_first_kernels", "03_first_kernels"),
+    "stream_pipeline_time": ("ch03_streams", "03_first_kernels"),
+    "stream_pipeline_function": ("ch03_streams", "03_first_kernels"),
+    "littles_law_in_flight": ("ch04_latency", "04_memory"),
+    "littles_law_loads_per_thread": ("ch04_latency", "04_memory"),
+    "copy_grid_stride": ("ch04_memory", "04_memory"),
+    "transpose_tiled": ("ch04_memory", "04_memory"),
+    "stencil_shared": ("ch04_memory", "04_memory"),
+    "reduce_block_sum": ("ch05_parallel_patterns", "05_parallel_patterns"),
+    "reduce_first_add": ("ch05_parallel_patterns", "05_parallel_patterns"),
+    "reduce_warp_shuffle": ("ch05_parallel_patterns", "05_parallel_patterns"),
+    "block_scan": ("ch05_parallel_patterns", "05_parallel_patterns"),
+    "histogram_shared": ("ch05_parallel_patterns", "05_parallel_patterns"),
+    "softmax_rows": ("ch05_parallel_patterns", "05_parallel_patterns"),
+    "online_softmax": ("ch05_attention", "05_parallel_patterns"),
+    "attention_tile": ("ch05_attention", "05_parallel_patterns"),
+    "matmul_tiled": ("ch06_matmul", "06_matmul"),
+    "matmul_register_tiled": ("ch06_matmul", "06_matmul"),
+    "matvec_warp": ("ch06_matmul", "06_matmul"),
+    "matmul_tiled_traffic": ("ch06_matmul", "06_matmul"),
+    "round_to_bf16": ("ch06_matmul", "06_matmul"),
+    "systolic_step": ("ch07_cpu_gpu_tpu", "07_cpu_gpu_tpu"),
+    "systolic_tiling": ("ch07_cpu_gpu_tpu", "07_cpu_gpu_tpu"),
+    "systolic_cycles_one_tile": ("ch07_cpu_gpu_tpu", "07_cpu_gpu_tpu"),
+    "systolic_utilisation_batch8": ("ch07_cpu_gpu_tpu", "07_cpu_gpu_tpu"),
+    "ridge_point_tpu_v5e": ("ch07_cpu_gpu_tpu", "07_cpu_gpu_tpu"),
+    "ridge_point_xeon_fp32": ("ch07_cpu_gpu_tpu", "07_cpu_gpu_tpu"),
+    "ring_all_gather": ("ch08_collectives", "08_collectives"),
+    "ring_all_reduce": ("ch08_collectives", "08_collectives"),
+    "allgather_node_time": ("ch08_collectives", "08_collectives"),
+    "allreduce_cluster_time": ("ch08_collectives", "08_collectives"),
+    "busbw_from_algbw": ("ch08_collectives", "08_collectives"),
+    "ring_tree_crossover": ("ch08_collectives", "08_collectives"),
+    "rabenseifner_speedup": ("ch08_collectives", "08_collectives"),
+    "primer_train_step": ("ch08b_primer", "08b_pytorch_primer"),
+    "primer_block_forward": ("ch08b_primer", "08b_pytorch_primer"),
+    "primer_accumulate_step": ("ch08b_primer", "08b_pytorch_primer"),
+    "average_gradients": ("ch09_data_parallel", "09_data_parallel"),
+    "bucketed_allreduce": ("ch09_data_parallel", "09_data_parallel"),
+    "zero1_optimizer": ("ch09_data_parallel", "09_data_parallel"),
+    "zero2_memory_gb": ("ch09_data_parallel", "09_data_parallel"),
+    "zero3_traffic_gb": ("ch09_data_parallel", "09_data_parallel"),
+    "column_parallel_linear": ("ch10_model_parallel", "10_model_parallel"),
+    "row_parallel_linear": ("ch10_model_parallel", "10_model_parallel"),
+    "tensor_parallel_mlp": ("ch10_model_parallel", "10_model_parallel"),
+    "one_f_one_b": ("ch10_model_parallel", "10_model_parallel"),
+    "pipeline_bubble_share": ("ch10_model_parallel", "10_model_parallel"),
+    "micro_batches_for_bubble": ("ch10_model_parallel", "10_model_parallel"),
+    "interleaved_bubble_share": ("ch10_model_parallel", "10_model_parallel"),
+    "sequence_parallel_activations": ("ch10_model_parallel", "10_model_parallel"),
+    "min_pipeline_stages": ("ch10_model_parallel", "10_model_parallel"),
+    "planner_layout_fits": ("ch10_planner", "10_planner"),
+    "planner_memory_prediction": ("ch10_planner", "10_planner"),
+    "planner_step_time": ("ch10_planner", "10_planner"),
+    "planner_defend": ("ch10_planner", "10_planner"),
+    "ch11_fast_loader": ("ch11_training", "11_training_in_practice"),
+    "ch11_fused_loss": ("ch11_training", "11_training_in_practice"),
+    "ch11_fused_optimizer": ("ch11_training", "11_training_in_practice"),
+    "ch11_no_host_sync": ("ch11_training", "11_training_in_practice"),
+    "ch11_bf16_autocast": ("ch11_training", "11_training_in_practice"),
+    "ch11_grad_accumulation": ("ch11_training", "11_training_in_practice"),
+    "capstone_profile_diagnose": ("ch11_profile", "11_training_in_practice"),
+    "capstone_profile_fix": ("ch11_profile", "11_training_in_practice"),
+    "triton_vector_add": ("ch12_triton", "12_triton"),
+    "triton_softmax": ("ch12_triton", "12_triton"),
+    "triton_layernorm": ("ch12_triton", "12_triton"),
+    "triton_matmul": ("ch12_triton", "12_triton"),
+    "triton_flash_attention": ("ch12_triton", "12_triton"),
+    "triton_cross_entropy": ("ch12_triton", "12_triton"),
+}
 
 
 def register(exercise: Exercise) -> Exercise:
@@ -90,11 +188,20 @@ def register(exercise: Exercise) -> Exercise:
     if exercise.id in _EXERCISES:
         raise ValueError(f"exercise id {exercise.id!r} is registered twice")
     _EXERCISES[exercise.id] = exercise
+    _ORIGIN[exercise.id] = sys._getframe(1).f_globals.get("__name__", "").rpartition(".")[2]
     return exercise
 
 
+def load(module: str) -> None:
+    """Import one chapter's module of this package (which registers its exercises)."""
+    importlib.import_module(f"{__package__}.{module}")
+
+
 def get(exercise_id: str) -> Exercise:
-    """The exercise with this id (KeyError naming the known ids otherwise)."""
+    """The exercise with this id, its chapter loaded if need be (KeyError naming the known ids
+    otherwise)."""
+    if exercise_id not in _EXERCISES and exercise_id in INDEX:
+        load(INDEX[exercise_id][0])
     try:
         return _EXERCISES[exercise_id]
     except KeyError:
@@ -102,12 +209,15 @@ def get(exercise_id: str) -> Exercise:
 
 
 def ids(chapter: str | None = None) -> list[str]:
-    """All exercise ids, or those of one chapter (e.g. ``"03_first_kernels"``)."""
-    return [e.id for e in _EXERCISES.values() if chapter is None or e.chapter == chapter]
+    """All exercise ids, or those of one chapter (e.g. ``"03_first_kernels"``), without loading
+    any chapter."""
+    known = {i: c for i, (_, c) in INDEX.items()}
+    known.update((e.id, e.chapter) for e in _EXERCISES.values())
+    return [i for i, c in known.items() if chapter is None or c == chapter]
 
 
 def _unknown(exercise_id: str) -> str:
-    return f"There is no exercise called {exercise_id!r}. Known exercises: {', '.join(_EXERCISES)}."
+    return f"There is no exercise called {exercise_id!r}. Known exercises: {', '.join(ids())}."
 
 
 def passed(exercise_id: str, detail: str) -> CheckResult:
