@@ -55,7 +55,8 @@ def baseline_loader(
 
 
 def baseline_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy the long way: a full (batch, seq, vocab) softmax kept for backward, then log."""
+    """Cross-entropy the long way: a full (batch, seq, vocab) softmax kept for backward, then
+    log."""
     probs = torch.softmax(logits.float(), dim=-1)
     picked = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
     return -torch.log(picked).mean()
