@@ -5,8 +5,10 @@ It runs chapter 00 and a lab top to bottom and finds no error output, types a wr
 right kernel into the lab and reads both checker messages, moves the occupancy calculator's
 registers slider (chapter 02) and sees the result change, and checks that a request without the
 token is refused. It runs chapters 09-11 top to bottom at a laptop's window size (1366 x 860)
-and finds no error and no stderr box, and no word of chapter 10's planner results broken across
-two lines; it changes the planner widget's model and MFU and reads the new result.
+and finds no error and no stderr box, and no word of their outputs broken across two lines; it
+opens chapters 08b-12 and their labs' solutions with their stored outputs (what `make execute`
+wrote and nbval keeps current) at that size and finds no word broken across two lines; it
+changes the planner widget's model and MFU and reads the new result.
 Screenshots go to build/browser-test/ (gitignored): look at them.
 Needs `apt-get install --no-install-recommends chromium` (.ci/run does it when missing).
 """
@@ -34,6 +36,17 @@ LAB = "labs/03_first_kernels_lab.ipynb"
 LATE = tuple(
     f"notebooks/{n}.ipynb"
     for n in ("09_data_parallel", "10_model_parallel", "11_training_in_practice")
+)
+#: Chapters whose stored outputs, and their labs' solutions', must break no word at a laptop's width.
+WIDE_STEMS = (
+    "08b_pytorch_primer",
+    "09_data_parallel",
+    "10_model_parallel",
+    "11_training_in_practice",
+    "12_triton",
+)
+WIDE = tuple(f"notebooks/{n}.ipynb" for n in WIDE_STEMS) + tuple(
+    f"solutions/{n}_lab.ipynb" for n in WIDE_STEMS
 )
 LAPTOP = {"width": 1366, "height": 860}  # the window a learner's laptop gives JupyterLab
 # Cells of chapters 09-11 that the test photographs, each found by its first line (CodeMirror
@@ -94,6 +107,7 @@ def lab_url(tmp_path_factory):
         "notebooks/02_gpu_architecture.ipynb",
         LAB,
         *LATE,
+        *WIDE,
     ):
         (home / relpath).parent.mkdir(exist_ok=True)
         shutil.copy(ROOT / relpath, home / relpath)
@@ -374,8 +388,14 @@ def test_chapters_09_to_11_run_without_errors_or_stderr(page, lab_url, relpath):
             outputs = cell.locator(".jp-OutputArea-output")
             assert outputs.count() > 0
             assert _broken_words(outputs) == [], needle
-    # no result line of these chapters breaks inside a word at a laptop's width (the first
-    # cell's mode banner comes from gu.banner() and the Colab sync, outside these chapters)
+    # no result line of these chapters breaks inside a word at a laptop's width
+    assert _broken_outputs(page) == {}
+
+
+def _broken_outputs(page) -> dict[str, list[str]]:
+    """The notebook in front's outputs with a word broken across two lines: {start: words}
+    (the first cell's mode banner comes from gu.banner() and the Colab sync, outside the
+    chapters)."""
     outputs = page.locator(f"{PANEL} .jp-OutputArea-output")
     broken = {}
     for index in range(outputs.count()):
@@ -384,7 +404,20 @@ def test_chapters_09_to_11_run_without_errors_or_stderr(page, lab_url, relpath):
             words = outputs.nth(index).evaluate(BROKEN_WORDS)
             if words:
                 broken[text[:70]] = words
-    assert broken == {}, broken
+    return broken
+
+
+@pytest.mark.parametrize("relpath", WIDE, ids=lambda r: Path(r).stem)
+def test_chapters_08b_to_12_and_their_labs_break_no_word_at_a_laptops_width(page, lab_url, relpath):
+    """The stored outputs, as a learner first sees them (running every lab's checkers here
+    would take the better part of an hour; the test above runs chapters 09-11)."""
+    page.set_viewport_size(LAPTOP)
+    _open(page, lab_url, relpath)
+    outputs = page.locator(f"{PANEL} .jp-OutputArea-output")
+    assert outputs.count() > 0, f"{relpath} has no stored outputs: run `make execute`"
+    time.sleep(2)  # let the outputs' fonts and layout settle
+    page.screenshot(path=SHOTS / f"stored_{Path(relpath).stem}.png")
+    assert _broken_outputs(page) == {}
 
 
 def test_the_planner_widget_follows_its_model_and_mfu(page, lab_url):
