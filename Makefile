@@ -29,14 +29,17 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(COURSE_STAMP): $(LOCK) pyproject.toml | $(BIN)/python
-	@echo "Installing $(LOCK) (driver supports CUDA $$($(PYTHON) gpu_utils/colab.py cuda))"
+	@cuda=$$($(PYTHON) gpu_utils/colab.py cuda); if [ "$$cuda" = none ]; then \
+		echo "Installing $(LOCK) (no NVIDIA driver found: the course runs on the simulator)"; \
+	else echo "Installing $(LOCK) (the NVIDIA driver supports CUDA $$cuda)"; fi
 	$(BIN)/pip uninstall --quiet --yes $(OTHER_CUPY) 2>/dev/null || true  # one CuPy at a time
 	$(BIN)/pip install --quiet -r $(LOCK)
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	mkdir -p $(VENV)/share/jupyter/lab/settings  # no "Jupyter news" pop-up over the course
 	echo '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}' \
 		> $(VENV)/share/jupyter/lab/settings/overrides.json
-	rm -f $(filter-out $@,$(wildcard $(VENV)/.course-installed*))  # switching sets reinstalls
+# Switching sets reinstalls: the other set's stamp goes (the line is empty, and not echoed, when none).
+	$(if $(filter-out $@,$(wildcard $(VENV)/.course-installed*)),rm -f $(filter-out $@,$(wildcard $(VENV)/.course-installed*)))
 	touch $@
 
 # Test tools. nbgrader is used only to strip solutions; its JupyterLab panels are switched off.
@@ -47,10 +50,12 @@ $(DEV_STAMP): requirements/dev.txt $(COURSE_STAMP)
 	touch $@
 
 lab: $(COURSE_STAMP)
-	@echo "JupyterLab prints a URL with a token (http://127.0.0.1:$(PORT)/lab?token=...): copy it into"
-	@echo "your browser. A headless machine, or one where you run as root, opens no browser by itself."
+	@echo "JupyterLab prints a URL with a token"
+	@echo "(http://127.0.0.1:$(PORT)/lab/tree/notebooks/00_start_here.ipynb?token=...): copy it into your"
+	@echo "browser; it opens chapter 00. A headless machine, or one where you run as root, opens no"
+	@echo "browser by itself."
 	$(BIN)/jupyter lab --ip=127.0.0.1 --port=$(PORT) $(ROOT_FLAG) --ServerApp.root_dir="$(CURDIR)" \
-		notebooks/00_start_here.ipynb
+		--LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb
 
 doctor: $(COURSE_STAMP)
 	$(BIN)/python -m gpu_utils doctor

@@ -24,6 +24,10 @@ is first imported, :func:`add_row_stack_stub` gives numpy that one name when num
 numba-cuda is 0.30 or older: a stub that raises, saying to use ``numpy.vstack``; it is never
 numpy's real function, and nothing is added when numpy still has it.
 
+Triton 3.6's interpreter (the CUDA 12 lock's and Colab's Triton) turns a one-element block into an
+index with ``int()`` of a one-dimensional array, which NumPy 2.4 refuses; a second import hook
+gives it Triton 3.7's ``squeeze()`` once its interpreter loads (:func:`patch_triton_index`).
+
 This module depends on nothing else in the package (the banner lives in :mod:`gpu_utils.device`,
 and the package's ``__init__`` sets up the simulator's warp intrinsics once the mode is known).
 """
@@ -31,6 +35,8 @@ and the package's ``__init__`` sets up the simulator's warp intrinsics once the 
 from __future__ import annotations
 
 import ctypes
+import importlib.abc
+import importlib.machinery
 import os
 import re
 import sys
@@ -192,6 +198,70 @@ def _install_hook() -> None:
 
 
 _install_hook()
+
+#: The first Triton whose interpreter squeezes a one-element block before ``int()`` (3.6 does not).
+TRITON_INDEX_FIXED = (3, 7)
+_TRITON_INTERPRETER = "triton.runtime.interpreter"
+
+
+def patch_triton_index(interpreter) -> bool:
+    """Make Triton 3.6's interpreter turn a one-element block into an index as 3.7 does.
+
+    Triton 3.6's interpreter gives its tensors ``__index__ = int(self.handle.data)``; NumPy 2.4
+    refuses ``int()`` of an array with a dimension ("only 0-dimensional arrays can be converted to
+    Python scalars") and NumPy 2.1-2.3 warn, so chapter 12 stops under the CUDA 12 lock (triton
+    3.6.0, numpy 2.4). Triton 3.7 calls ``int(self.handle.data.squeeze())``; this applies the same
+    line, only where Triton is older than 3.7. Returns True when it patched."""
+    release = _release("triton")
+    if release is None or release >= TRITON_INDEX_FIXED:
+        return False
+    original = getattr(interpreter, "_patch_lang_tensor", None)
+    if original is None or getattr(original, "gpu_course_patched", False):
+        return False
+
+    def _patch_lang_tensor(tensor, scope):
+        original(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
+
+    _patch_lang_tensor.gpu_course_patched = True
+    interpreter._patch_lang_tensor = _patch_lang_tensor
+    return True
+
+
+class _AfterTritonInterpreter(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """An import hook that applies :func:`patch_triton_index` once Triton's interpreter module has
+    loaded (nothing of Triton is imported before), then removes itself."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != _TRITON_INTERPRETER:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return spec
+        self._loader = spec.loader
+        spec.loader = self
+        return spec
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _AfterTritonInterpreter)]
+        try:
+            patch_triton_index(module)
+        except Exception as error:  # never break an import
+            warnings.warn(f"gpu_utils could not adapt Triton's interpreter: {error}", stacklevel=2)
+
+
+def _install_triton_hook() -> None:
+    if _TRITON_INTERPRETER in sys.modules:
+        patch_triton_index(sys.modules[_TRITON_INTERPRETER])
+    elif not any(isinstance(f, _AfterTritonInterpreter) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterTritonInterpreter())
+
+
+_install_triton_hook()
 
 
 def pick(*, gpu: T, simulator: T) -> T:

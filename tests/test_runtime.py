@@ -224,3 +224,52 @@ def test_no_stub_with_a_numba_cuda_that_no_longer_needs_it(monkeypatch):
 def test_importing_gpu_utils_imports_neither_numpy_nor_numba():
     out = _python("import sys, gpu_utils; print('numpy' in sys.modules, 'numba' in sys.modules)")
     assert out.stdout.split() == ["False", "False"], out.stderr
+
+
+class _Scope:
+    """Stands in for Triton's _LangPatchScope: records what the interpreter sets on a tensor."""
+
+    def __init__(self):
+        self.attrs = {}
+
+    def set_attr(self, obj, name, value):
+        self.attrs[name] = value
+
+
+def _fake_interpreter():
+    import types
+
+    module = types.ModuleType("fake_interpreter")
+
+    def _patch_lang_tensor(tensor, scope):  # Triton 3.6's line
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data))
+
+    module._patch_lang_tensor = _patch_lang_tensor
+    return module
+
+
+def test_triton_3_6s_interpreter_gets_3_7s_index(monkeypatch):
+    import types
+
+    import numpy as np
+
+    from gpu_utils import runtime
+
+    monkeypatch.setattr(runtime, "_release", lambda name: (3, 6) if name == "triton" else None)
+    module = _fake_interpreter()
+    assert runtime.patch_triton_index(module)
+    assert not runtime.patch_triton_index(module)  # once only
+    scope = _Scope()
+    module._patch_lang_tensor(object, scope)
+    block = types.SimpleNamespace(handle=types.SimpleNamespace(data=np.array([7])))
+    assert scope.attrs["__index__"](block) == 7
+
+
+def test_triton_3_7_and_newer_are_left_alone(monkeypatch):
+    from gpu_utils import runtime
+
+    monkeypatch.setattr(runtime, "_release", lambda name: (3, 7) if name == "triton" else None)
+    module = _fake_interpreter()
+    original = module._patch_lang_tensor
+    assert not runtime.patch_triton_index(module)
+    assert module._patch_lang_tensor is original
