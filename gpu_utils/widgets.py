@@ -105,7 +105,27 @@ def _summary_html(result: occ.OccupancyResult) -> str:
     )
 
 
-class OccupancyCalculator:
+class _ShowsItsWidget:
+    """Displays ``self.widget`` (an ipywidgets box) when the object is a cell's last value.
+
+    ipywidgets 8 widgets show through ``_repr_mimebundle_``; ipywidgets 7 (Colab's, 7.7.1) has
+    no such method and displays itself through ``_ipython_display_``, which IPython tries first."""
+
+    widget: object
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def __getattr__(self, name: str):
+        # Only reached for names the object lacks: ipywidgets 7's display method, when it has it.
+        if name == "_ipython_display_" and "widget" in self.__dict__:
+            shown = getattr(self.widget, "_ipython_display_", None)
+            if callable(shown):
+                return shown
+        raise AttributeError(name)
+
+
+class OccupancyCalculator(_ShowsItsWidget):
     """Sliders for block size, registers and shared memory; a summary and a plot that follow them.
 
     ``widget`` is what a notebook displays; ``summary.value`` holds the current result as HTML.
@@ -135,9 +155,6 @@ class OccupancyCalculator:
         rows = [w.HBox([self.cc, self.threads]), w.HBox([self.registers, self.shared_kb])]
         self.widget = w.VBox([*rows, self.summary, self.plot])
         self.update()
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
 
     def _changed(self, _change) -> None:
         self.update()
@@ -322,7 +339,7 @@ def layout_table(layouts, title: str = "", width: int = 88) -> LayoutTable:
     return LayoutTable(layouts, title, width)
 
 
-class PlannerWidget:
+class PlannerWidget(_ShowsItsWidget):
     """Controls for ``gu.parallelism.plan``: model, GPU, nodes, batch, assumed MFU; a table of the
     best layouts and a plot of their memory and step time. ``summary.value`` is the table;
     ``mfu_help`` (beside the MFU slider) says what the assumed MFU is and why each layout's
@@ -370,9 +387,6 @@ class PlannerWidget:
         self.widget = w.VBox([*rows, self.summary, self.plot])
         self.layouts: list = []
         self.update()
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
 
     def _changed(self, _change) -> None:
         self.update()

@@ -36,3 +36,30 @@ def test_static_plot_draws_one_curve_per_register_count():
     assert len(ax.get_legend().get_texts()) == 3
     assert ax.get_ylim()[1] >= 100
     plt.close(ax.figure)
+
+
+def test_widgets_show_under_ipywidgets_7_as_under_8():
+    """Colab ships ipywidgets 7.7.1, whose widgets display through _ipython_display_ and have no
+    _repr_mimebundle_; IPython's display must reach the one the installed ipywidgets has."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from gpu_utils.widgets import _ShowsItsWidget
+
+    shown = []
+
+    class Widget7:  # ipywidgets 7: displays itself
+        def _ipython_display_(self, **kwargs):
+            shown.append("7")
+
+    class Widget8:  # ipywidgets 8: a mime bundle
+        def _repr_mimebundle_(self, **kwargs):
+            shown.append("8")
+            return {"text/plain": "a widget"}
+
+    formatter = InteractiveShell.instance().display_formatter
+    for widget, expected in ((Widget7(), "7"), (Widget8(), "8")):
+        holder = _ShowsItsWidget()
+        holder.widget = widget
+        formatter.format(holder)
+        assert shown[-1] == expected
+    assert not hasattr(_ShowsItsWidget(), "_ipython_display_")
