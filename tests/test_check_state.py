@@ -250,7 +250,7 @@ def test_warnings_are_sentences_quoting_the_learners_line():
 
 def test_the_index_of_exercises_is_what_the_chapters_register():
     """``_registry.INDEX`` (id -> module, chapter) lists every registered exercise and only
-    those, each under the module that registers it, in registration order."""
+    those, each under the module that registers it."""
     import importlib
     import pkgutil
 
@@ -266,7 +266,6 @@ def test_the_index_of_exercises_is_what_the_chapters_register():
         if _registry._ORIGIN[i].startswith("ch")
     }
     assert registered == _registry.INDEX
-    assert [i for i in _registry.INDEX] == [i for i in registered]
 
 
 def test_a_chapter_01_check_loads_neither_torch_nor_other_chapters():

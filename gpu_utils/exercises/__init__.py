@@ -109,7 +109,7 @@ def check(exercise_id: str, answer: object, *, timeout: float | None = None) -> 
 
     ``timeout`` (seconds) overrides the time limit: by default a kernel check may use up to 20 s
     of processor time (less for a quick exercise, scaled from this machine's speed), other
-    checks 60 s.
+    checks 60 s, and one call of the learner's function 15 s (``_worker.CALL_LIMIT``).
     """
     try:
         exercise = get(exercise_id)

@@ -7,8 +7,11 @@ process's ``linecache`` under the code's file name, so that every message can qu
 an optional time limit. Without one, a kernel exercise's limit is scaled from this machine's own
 time for the exercise's launches (measured once per exercise, ``Exercise.calibrate``), between
 ``FLOOR`` and ``CAP`` seconds of processor time (so that a machine busy with other work does not
-stop a correct check). When the limit passes, a watchdog thread looks at where the learner's code
-was running in every thread, reports that line and ends the process.
+stop a correct check), and one call of the learner's code may use ``CALL_LIMIT`` seconds in any
+check. Every check starts from the same process state (:class:`CleanState`), and its warnings
+reach the learner only as sentences quoting their line. When a limit passes, a watchdog thread
+looks at where the learner's code was running in every thread, reports that line and ends the
+process.
 """
 
 from __future__ import annotations
