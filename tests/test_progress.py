@@ -144,3 +144,24 @@ def test_exercises_record_without_importing_the_progress_view():
             node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
         }
         assert not any(name.endswith("progress") for name in imported), module
+
+
+def test_the_summary_loads_no_chapter_checker(tmp_path):
+    """gu.progress() groups exercises by chapter from the registry's index: it imports neither
+    torch nor any chapter's checkers (which can take seconds)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, gpu_utils as gu; p = gu.progress.summary(); "
+        "print(len(p.rows), 'torch' in sys.modules, "
+        "any(m.startswith('gpu_utils.exercises.ch') for m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**__import__("os").environ, "GPU_COURSE_PROGRESS": str(tmp_path / "p.json")},
+    ).stdout.split()
+    assert int(out[0]) >= 13 and out[1:] == ["False", "False"]
