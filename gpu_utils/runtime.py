@@ -228,12 +228,16 @@ def patch_triton_index(interpreter) -> bool:
     return True
 
 
-class _AfterTritonInterpreter(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """An import hook that applies :func:`patch_triton_index` once Triton's interpreter module has
-    loaded (nothing of Triton is imported before), then removes itself."""
+class AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """An import hook that calls ``then(module)`` right after the module ``name`` has loaded (the
+    module itself is not imported early), then removes itself. Used for Triton's interpreter
+    here and for numba's simulator in :mod:`gpu_utils.warp`."""
+
+    def __init__(self, name: str, then) -> None:
+        self.name, self.then = name, then
 
     def find_spec(self, fullname, path, target=None):
-        if fullname != _TRITON_INTERPRETER:
+        if fullname != self.name:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
@@ -247,21 +251,27 @@ class _AfterTritonInterpreter(importlib.abc.MetaPathFinder, importlib.abc.Loader
 
     def exec_module(self, module):
         self._loader.exec_module(module)
-        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _AfterTritonInterpreter)]
-        try:
-            patch_triton_index(module)
-        except Exception as error:  # never break an import
-            warnings.warn(f"gpu_utils could not adapt Triton's interpreter: {error}", stacklevel=2)
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        self.then(module)
+
+    @classmethod
+    def install(cls, name: str, then) -> None:
+        """Call ``then`` now if ``name`` is loaded, else as soon as it is (one hook per name)."""
+        if name in sys.modules:
+            then(sys.modules[name])
+        elif not any(isinstance(f, cls) and f.name == name for f in sys.meta_path):
+            sys.meta_path.insert(0, cls(name, then))
 
 
-def _install_triton_hook() -> None:
-    if _TRITON_INTERPRETER in sys.modules:
-        patch_triton_index(sys.modules[_TRITON_INTERPRETER])
-    elif not any(isinstance(f, _AfterTritonInterpreter) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterTritonInterpreter())
+def _adapt_triton(module) -> None:
+    try:
+        patch_triton_index(module)
+    except Exception as error:  # never break an import
+        warnings.warn(f"gpu_utils could not adapt Triton's interpreter: {error}", stacklevel=2)
 
 
-_install_triton_hook()
+AfterImport.install(_TRITON_INTERPRETER, _adapt_triton)
 
 
 def pick(*, gpu: T, simulator: T) -> T:

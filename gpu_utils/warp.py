@@ -54,14 +54,13 @@ width 32.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import math
 import sys
 import threading
 from dataclasses import dataclass, field
 
 from ._numba_sim import check_numba_cuda_version, require_simulator_internals
+from .runtime import AfterImport
 
 __all__ = [
     "FULL_MASK",
@@ -660,32 +659,6 @@ def install() -> bool:
         return True
 
 
-class _InstallAfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Runs :func:`install` right after numba imports its simulator's kernel module."""
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != _SIMULATOR_KERNEL:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.loader is None:
-            return spec
-        self._loader = spec.loader
-        spec.loader = self
-        return spec
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        self._loader.exec_module(module)
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-        install()
-
-
 def install_when_numba_loads() -> None:
     """Install the intrinsics now if numba's simulator is loaded, else as soon as it is."""
-    if _SIMULATOR_KERNEL in sys.modules:
-        install()
-    elif not any(isinstance(finder, _InstallAfterImport) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _InstallAfterImport())
+    AfterImport.install(_SIMULATOR_KERNEL, lambda module: install())
