@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import linecache
+import textwrap
 
 from .. import runtime
 from .._progress_file import record  # a pass is recorded; gu.progress() (above us) lists them
@@ -35,7 +36,14 @@ GRACE = 30.0
 def describe(exercise_id: str) -> str:
     """What an exercise expects: the signature and the launch the checker uses."""
     exercise = get(exercise_id)
-    return f"{exercise.id}: {exercise.title}\n  signature: {exercise.signature}\n  launch: {exercise.launch}"
+    lines = (f"  signature: {exercise.signature}", f"  launch: {exercise.launch}")
+    folded = (  # 100 characters a line, no word broken: a laptop's browser shows it whole
+        textwrap.fill(
+            line, 100, subsequent_indent="      ", break_long_words=False, break_on_hyphens=False
+        )
+        for line in lines
+    )
+    return "\n".join([f"{exercise.id}: {exercise.title}", *folded])
 
 
 def _prepare(exercise: Exercise, answer: object) -> tuple[bytes | None, CheckResult | None]:
