@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from gpu_utils.colab import BLOCK_HEADER
 
 CHROMIUM = os.environ.get("GPU_COURSE_CHROMIUM", "/usr/bin/chromium")
 SHOTS = ROOT / "build" / "browser-test"
@@ -231,6 +232,11 @@ def _errors(page):
     return [t for t in texts if error.search(t)]
 
 
+# The first code cell (the Colab install block, then `import gpu_utils as gu`) is found by its first
+# line: CodeMirror renders only the lines in view, and the import sits 70 lines further down.
+FIRST_CELL = BLOCK_HEADER
+
+
 def _code_cell(page, needle):
     cells = page.locator(f"{PANEL} .jp-CodeCell")
     for index in range(cells.count()):
@@ -304,7 +310,7 @@ def test_a_lab_runs_then_a_wrong_and_a_right_kernel_get_their_messages(page, lab
 def test_the_occupancy_calculator_reacts_to_its_registers_slider(page, lab_url):
     _open(page, lab_url, "notebooks/02_gpu_architecture.ipynb")
     _clear_outputs(page)
-    first, _ = _code_cell(page, "import gpu_utils as gu")
+    first, _ = _code_cell(page, FIRST_CELL)
     first.locator(".cm-content").click()
     _rerun(page, first, ["Control+Enter"])
     cell, _ = _code_cell(page, "gu.widgets.occupancy_calculator()")
@@ -424,7 +430,7 @@ def test_the_planner_widget_follows_its_model_and_mfu(page, lab_url):
     page.set_viewport_size(LAPTOP)
     _open(page, lab_url, "notebooks/10_model_parallel.ipynb")
     _clear_outputs(page)
-    first, _ = _code_cell(page, "import gpu_utils as gu")
+    first, _ = _code_cell(page, FIRST_CELL)
     first.locator(".cm-content").click()
     _rerun(page, first, ["Control+Enter"])
     cell, _ = _code_cell(page, "gu.widgets.planner(")
