@@ -65,18 +65,10 @@ def marker(root: Path = colab.ROOT, paths: list[str] | None = None) -> dict:
 
 
 def out_of_step(paths: list[str], root: Path = colab.ROOT) -> list[str]:
-    """The bundled notebooks whose install cell is not the one ``colab.install_block()`` writes
-    (``python -m gpu_utils.colab sync`` not run since pyproject.toml changed): their cell would
-    look for another version of the course than the bundle's."""
-    block, stale = colab.install_block(), []
-    for path in paths:
-        if path.endswith(".ipynb"):
-            cells = json.loads((root / path).read_text()).get("cells", [])
-            code = next((c for c in cells if c.get("cell_type") == "code"), None)
-            source = "".join(code["source"]) if code else ""
-            if not source.startswith(block):
-                stale.append(path)
-    return stale
+    """The bundled notebooks whose badge, metadata or install cell is not what
+    ``python -m gpu_utils.colab sync`` writes (:func:`colab.stale`): their cell would look for
+    another version of the course than the bundle's."""
+    return colab.stale([root / p for p in paths if p.endswith(".ipynb")], root)
 
 
 def bundle(out: Path, root: Path = colab.ROOT, check_notebooks: bool = True) -> Path:
