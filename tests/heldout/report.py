@@ -1,6 +1,6 @@
 """Run a held-out file's answers as the lab's check cells do and print every verdict and message.
 
-    .venv/bin/python tests/heldout/report.py lab10_planner --half tune [--name NAME ...]
+    .venv/bin/python tests/heldout/report.py lab10_planner --half tune [--name NAME ...] [--source]
 
 A wrong answer's hint is judged right or wrong by reading it against the answer's ``cause``;
 this script prints both side by side and counts false passes, false rejections and leaks."""
@@ -25,6 +25,7 @@ def main() -> None:
     parser.add_argument("lab", help="a module of tests/heldout, e.g. lab10_planner")
     parser.add_argument("--half", choices=("tune", "held", "both"), default="tune")
     parser.add_argument("--name", nargs="*", default=None, help="only these answers")
+    parser.add_argument("--source", action="store_true", help="print each answer's source too")
     args = parser.parse_args()
     answers = importlib.import_module(f"heldout.{args.lab}").ANSWERS
     counts = collections.Counter()
@@ -46,6 +47,8 @@ def main() -> None:
         counts["wrong" if not answer.correct else "right"] += 1
         label = "right answer" if answer.correct else f"cause: {answer.cause}"
         print(f"### {answer.name} [{answer.exercise_id}] {v} ({seconds:.1f} s)\n{label}")
+        if args.source:
+            print(answer.source.strip("\n"))
         print("message: " + result.message.replace("\n", "\n         ") + "\n")
     print(dict(counts))
 
