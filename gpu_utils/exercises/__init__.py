@@ -117,7 +117,9 @@ def check(exercise_id: str, answer: object, *, timeout: float | None = None) -> 
 
     ``timeout`` (seconds) overrides the time limit: by default a kernel check may use up to 20 s
     of processor time (less for a quick exercise, scaled from this machine's speed), other
-    checks 60 s, and one call of the learner's function 15 s (``_worker.CALL_LIMIT``).
+    checks 60 s, and one call of the learner's code 15 s of processor time or 17 s on the clock
+    (``_worker.CALL_LIMIT``, ``_worker.CALL_WALL``): an endless answer's verdict comes within
+    20 s.
     """
     try:
         exercise = get(exercise_id)

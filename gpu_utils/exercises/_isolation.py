@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import subprocess
 import threading
+import time
 from multiprocessing.connection import Connection
 
 from .._child import start_child, stop_child
@@ -18,6 +19,9 @@ from ._registry import CheckResult
 #: A check's limit is processor time; on the clock it may take this many times longer.
 #: (Here, not in ``_worker``: the package must not import the module that runs as ``-m``.)
 WALL_FACTOR = 3.0
+#: Seconds the worker's watchdog may go without a word while a check runs (it reports every
+#: second): longer, and one operation holds the interpreter, which nothing inside can stop.
+SILENT = 15.0
 
 _workers: dict[str, tuple[subprocess.Popen, Connection, Connection]] = {}
 _lock = threading.Lock()
@@ -62,25 +66,10 @@ def run_isolated(
         process, to_worker, from_worker = _workers[mode]
         to_worker.send((exercise_id, kind, payload, sources or {}, limit))
         try:
-            finished = from_worker.poll(timeout)
+            reply = _reply(from_worker, timeout)
         except KeyboardInterrupt:  # the learner interrupted the check: stop the kernel too
             _stop(mode)
             raise
-        if not finished:
-            _stop(mode)
-            return CheckResult(
-                False,
-                f"{exercise_id}: not yet. Your code was still running after {timeout:g} s, so the "
-                "checker stopped it (your notebook is unaffected).\nHint: look for a loop that "
-                "never ends, such as a `while` loop whose index never advances, or threads that "
-                "wait for each other at a `syncthreads` that not all of them reach.",
-                exercise_id,
-            )
-        try:
-            reply = from_worker.recv()
-            if len(reply) > 5:  # the worker stopped an endless check and is ending itself
-                _stop(mode)
-            return CheckResult(*reply[:5])
         except (EOFError, OSError):
             code = process.wait(5)
             _stop(mode)
@@ -92,6 +81,66 @@ def run_isolated(
                 "size, then run the check again.",
                 exercise_id,
             )
+        if isinstance(reply, _Silent):
+            _stop(mode)
+            return _silent_result(exercise_id, reply)
+        if reply is None:
+            _stop(mode)
+            return CheckResult(
+                False,
+                f"{exercise_id}: not yet. Your code was still running after {timeout:g} s, so the "
+                "checker stopped it (your notebook is unaffected).\nHint: look for a loop that "
+                "never ends, such as a `while` loop whose index never advances, or threads that "
+                "wait for each other at a `syncthreads` that not all of them reach.",
+                exercise_id,
+            )
+        if len(reply) > 5:  # the worker stopped an endless check and is ending itself
+            _stop(mode)
+        return CheckResult(*reply[:5])
+
+
+class _Silent(tuple):
+    """The worker's watchdog fell silent while the learner's code ran: (seconds, line, source)
+    of the line it last reported, or (seconds,) when it had not reached the learner's code."""
+
+
+def _reply(from_worker: Connection, timeout: float):
+    """The worker's verdict (a tuple); None after ``timeout`` s; a ``_Silent`` when the worker's
+    watchdog, once it has reported that the check runs, says nothing for ``SILENT`` s: one
+    operation of the learner's holds the interpreter (``sum(range(10**13))``: a C loop that no
+    thread can interrupt), so the worker cannot stop it itself."""
+    deadline = time.monotonic() + timeout
+    beat, where = None, ()
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            return None
+        if beat is not None and now - beat > SILENT:
+            return _Silent((now - beat, *where))
+        if not from_worker.poll(min(1.0, deadline - now)):
+            continue
+        reply = from_worker.recv()
+        if reply and reply[0] == "alive":
+            beat, where = time.monotonic(), reply[1:] or where
+            continue
+        return reply
+
+
+def _silent_result(exercise_id: str, silent: _Silent) -> CheckResult:
+    line, that = "", "your code"
+    if len(silent) == 3:
+        number, source = silent[1], silent[2]
+        line = f" It was at line {number}" + (f": `{source}`." if source else ".")
+        that = "that line"
+    return CheckResult(
+        False,
+        f"{exercise_id}: not yet. One operation of your code ran for more than {SILENT:g} s "
+        f"without letting Python do anything else, so the checker stopped it (your notebook is "
+        f"unaffected).{line}\nHint: a single call on something enormous (a `range`, an integer "
+        f"power or a list of billions of elements) runs for ever in practice: check the sizes "
+        f"{that} works on.",
+        exercise_id,
+    )
 
 
 atexit.register(shutdown)

@@ -7,11 +7,13 @@ process's ``linecache`` under the code's file name, so that every message can qu
 an optional time limit. Without one, a kernel exercise's limit is scaled from this machine's own
 time for the exercise's launches (measured once per exercise, ``Exercise.calibrate``), between
 ``FLOOR`` and ``CAP`` seconds of processor time (so that a machine busy with other work does not
-stop a correct check), and one call of the learner's code may use ``CALL_LIMIT`` seconds in any
-check. Every check starts from the same process state (:class:`CleanState`), and its warnings
-reach the learner only as sentences quoting their line. When a limit passes, a watchdog thread
-looks at where the learner's code was running in every thread, reports that line and ends the
-process.
+stop a correct check), and one call of the learner's code may use ``CALL_LIMIT`` seconds of
+processor time or ``CALL_WALL`` on the clock in any check. Every check starts from the same
+process state (:class:`CleanState`), and its warnings reach the learner only as sentences
+quoting their line. When a limit passes, a watchdog thread looks at where the learner's code was
+running in every thread, reports that line (and whether it was computing or waiting) and ends
+the process. The watchdog also tells the parent every second that it is alive: one operation
+that holds the interpreter (a C loop) silences it, and the parent stops the process then.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import ast
 import collections
 import contextlib
+import dataclasses
 import io
 import linecache
 import os
@@ -46,12 +49,16 @@ _LONG_NUMBER = re.compile(r"\d{41,}")
 FLOOR, CAP, FACTOR = 15.0, 20.0, 20.0
 #: Other checks (functions that start processes, for example) without a limit of their own.
 DEFAULT_LIMIT = 60.0
-#: Seconds of processor time one call of the learner's code may use (``WALL_FACTOR`` times that
-#: on the clock), in any check, whatever the check's own limit: an endless loop in a function
-#: answer is stopped after 15 s on an idle machine. (On the clock alone, a correct profile fix
-#: took over 15 s in one call on a 2-core machine shared by seven test runs.) A kernel's threads
-#: on the simulator get ``CAP``: each of them lives as long as its block.
+#: Seconds of processor time one call of the learner's code may use, in any check, whatever the
+#: check's own limit: an endless loop in a function answer is stopped after 15 s on an idle
+#: machine. A kernel's threads on the simulator get ``CAP``: each lives as long as its block.
 CALL_LIMIT = 15.0
+#: Seconds on the clock one call of the learner's code may run, whatever its processor time, so
+#: that an endless answer gets its verdict within 20 s of ``check()`` on a busy machine too
+#: (the worker is started before, and its start-up is about a second). The verdict then says
+#: what the evidence shows: computing all along (a loop), waiting (a sleep, a lock, input()), or
+#: a machine too busy to tell (only a fraction of the time was processor time).
+CALL_WALL = 17.0
 
 _calibrated: dict[str, float] = {}
 
@@ -195,6 +202,16 @@ def _lines_running(filenames: set[str], skip: int) -> collections.Counter:
     return counts
 
 
+def _where(filenames: frozenset[str], skip: int) -> tuple:
+    """(line, its source) where most of the learner's threads are now, or () when none is in
+    the learner's code: what the watchdog's "alive" beat tells the parent."""
+    counts = _lines_running(filenames, skip)
+    if not counts:
+        return ()
+    (filename, line, _), _ = counts.most_common(1)[0]
+    return line, linecache.getline(filename, line).strip()
+
+
 def _while_loop_around(filename: str, line: int) -> tuple[int, list[str]] | None:
     """(line, names in its condition) of the innermost ``while`` of the cell around ``line``."""
     lines = linecache.getlines(filename)
@@ -214,24 +231,77 @@ def _while_loop_around(filename: str, line: int) -> tuple[int, list[str]] | None
     return loop.lineno, list(dict.fromkeys(names))
 
 
-def timeout_result(exercise_id: str, limit: float, counts: collections.Counter) -> CheckResult:
-    """The verdict on a check stopped after ``limit`` seconds, from where its threads were."""
-    what = (
-        f"{exercise_id}: not yet. Your code was still running after {limit:.0f} s of processor "
-        "time, so the checker stopped it (your notebook is unaffected)."
-    )
-    hint = (
-        "look for a loop that never ends, such as a `while` loop whose index never advances, or "
-        "threads that wait for each other at a `syncthreads` that not all of them reach."
-    )
+@dataclasses.dataclass(frozen=True)
+class Stopped:
+    """Why the watchdog stopped a check: the evidence its verdict is worded from.
+
+    ``limit`` the limit reached (seconds); ``clock`` True when it was the clock's, False for
+    processor time; ``elapsed`` the seconds on the clock; ``cpu`` the seconds of processor time
+    the whole process used meanwhile, ``thread_cpu`` those of the thread running the learner's
+    call (None where the platform cannot tell)."""
+
+    limit: float
+    clock: bool = False
+    elapsed: float = 0.0
+    cpu: float = 0.0
+    thread_cpu: float | None = None
+
+    @property
+    def waiting(self) -> bool:
+        """The code sat waiting (a sleep, a lock, input()), not computing: its thread and the
+        process used almost no processor time. (A thread that computes on a busy machine still
+        gets its share: at 2% it would need fifty programs competing for each processor.)"""
+        thread = self.cpu if self.thread_cpu is None else self.thread_cpu
+        return self.clock and thread < 0.02 * self.elapsed and self.cpu < 0.1 * self.elapsed
+
+    @property
+    def starved(self) -> bool:
+        """The code was computing, but got too little processor time to tell a loop from slow
+        work: the machine is busy with other programs."""
+        return self.clock and not self.waiting and self.cpu < 0.5 * self.elapsed
+
+
+def thread_clock(ident: int) -> int | None:
+    """The processor-time clock of the thread ``ident`` (``threading.get_ident()``), or None."""
+    try:
+        return time.pthread_getcpuclockid(ident)
+    except (AttributeError, OSError):  # not on this platform
+        return None
+
+
+def clock_seconds(clock: int | None) -> float | None:
+    """Seconds of processor time on a thread's clock, or None (no clock, or the thread ended)."""
+    if clock is None:
+        return None
+    try:
+        return time.clock_gettime(clock)
+    except OSError:
+        return None
+
+
+_LOOP_HINT = (
+    "look for a loop that never ends, such as a `while` loop whose index never advances, or "
+    "threads that wait for each other at a `syncthreads` that not all of them reach."
+)
+
+
+def timeout_result(
+    exercise_id: str, stopped: Stopped | float, counts: collections.Counter
+) -> CheckResult:
+    """The verdict on a check stopped by the watchdog (``stopped``: why, or the seconds of
+    processor time it reached), from where its threads were."""
+    if not isinstance(stopped, Stopped):
+        stopped = Stopped(float(stopped))
+    where, loop_hint, at_a_barrier = "", _LOOP_HINT, False
     if counts:
         (filename, line, at_barrier), _ = counts.most_common(1)[0]
         source = linecache.getline(filename, line).strip()
-        what += f" {'Its threads were' if sum(counts.values()) > 1 else 'It was'} at line {line}"
-        what += f": `{source}`." if source else "."
+        where = f" {'Its threads were' if sum(counts.values()) > 1 else 'It was'} at line {line}"
+        where += f": `{source}`." if source else "."
         loop = _while_loop_around(filename, line)
         if at_barrier or "syncthreads" in source:
-            hint = (
+            at_a_barrier = True
+            loop_hint = (
                 "threads were waiting at a `cuda.syncthreads()` that other threads of the block "
                 "never reach (an `if` or a loop that not all threads take): every thread of a "
                 "block must reach every barrier."
@@ -240,13 +310,42 @@ def timeout_result(exercise_id: str, limit: float, counts: collections.Counter) 
             start, names = loop
             loop_text = linecache.getline(filename, start).strip()
             changes = " or ".join(f"`{n}`" for n in names) or "its condition"
-            hint = (
+            loop_hint = (
                 f"the `while` loop on line {start} (`{loop_text}`) never ends: make sure "
                 f"{changes} changes on every pass, so that the condition becomes false."
             )
         else:
-            hint = f"line {line} runs for ever: " + hint
-    return CheckResult(False, f"{what}\nHint: {hint}", exercise_id)
+            loop_hint = f"line {line} runs for ever: " + loop_hint
+    stopped_it = "so the checker stopped it (your notebook is unaffected)."
+    if stopped.waiting and not at_a_barrier:
+        what = (
+            f"Your code had been waiting for {stopped.elapsed:.0f} s, computing almost nothing "
+            f"({stopped.cpu:.1f} s of processor time), {stopped_it}{where}"
+        )
+        hint = (
+            "something your code waits for never comes: a `time.sleep`, an `input()`, a lock, "
+            "a queue or another process that does not answer. A check calls your code without "
+            "anyone at the keyboard."
+        )
+    elif stopped.starved:
+        what = (
+            f"Your code was still running after {stopped.elapsed:.0f} s on the clock, but this "
+            f"machine is busy with other work and gave it only {stopped.cpu:.0f} s of processor "
+            f"time, {stopped_it}{where}"
+        )
+        hint = (
+            "if your code finishes within a few seconds when you run it in a cell of its own, "
+            "run the check again when the machine is less busy; if it does not, " + loop_hint
+        )
+    else:
+        seconds = (
+            f"{stopped.elapsed:.0f} s"
+            if stopped.clock
+            else f"{stopped.limit:.0f} s of processor time"
+        )
+        what = f"Your code was still running after {seconds}, {stopped_it}{where}"
+        hint = loop_hint
+    return CheckResult(False, f"{exercise_id}: not yet. {what}\nHint: {hint}", exercise_id)
 
 
 def _as_tuple(result: CheckResult) -> tuple:
@@ -281,41 +380,68 @@ def _outermost_calls(filenames: frozenset[str], skip: int) -> dict[int, object]:
 
 def _watch(results, exercise_id, limit, lock, finished, files, call_limit) -> None:
     """The watchdog: once one call of the learner's code has used ``call_limit`` seconds of
-    processor time (the same call: its frame is held here, so a new call cannot look like it),
-    or the whole check ``limit`` seconds, or either ``WALL_FACTOR`` times that on the clock
-    outside the course's own GPU compilation (processor time, so that a busy machine does not
-    stop a correct check), report where the learner's code was running and end this process."""
+    processor time (the same call: its frame is held here, so a new call cannot look like it)
+    or run ``CALL_WALL`` seconds on the clock (at most ``WALL_FACTOR`` x ``call_limit``), or the
+    whole check has used ``limit`` seconds of processor time or ``WALL_FACTOR`` times that on
+    the clock, all outside the course's own GPU compilation, report where the learner's code was
+    running and end this process."""
     cpu, wall = time.process_time(), time.monotonic()
-    calls: dict[int, tuple[object, float, float]] = {}  # thread -> (frame, since: clock, cpu)
-    me = threading.get_ident()
+    call_wall = min(CALL_WALL, WALL_FACTOR * call_limit) if call_limit else 0.0
+    # thread -> (frame, since: clock, process cpu, thread's clock, thread cpu)
+    calls: dict[int, tuple] = {}
+    me, beat = threading.get_ident(), 0.0
     while not finished.wait(0.25):
         now, used_now = time.monotonic(), time.process_time()
-        if call_limit:
-            calls = {
-                thread: calls[thread]
-                if thread in calls and calls[thread][0] is frame
-                # a new call: held frames cannot be reused, so ``is`` tells calls apart
-                else (frame, now, used_now)
-                for thread, frame in _outermost_calls(files, me).items()
-            }
-            for _, since, since_cpu in calls.values():
-                over = used_now - since_cpu >= call_limit or now - since >= WALL_FACTOR * call_limit
-                if over and not _compiling():
-                    _stop_check(results, exercise_id, call_limit, lock, finished, files)
+        if now - beat >= 1.0:  # the parent takes a long silence for one endless operation
+            beat = now
+            with lock:
+                if finished.is_set():
                     return
+                results.send(("alive", *_where(files, me)))
+        if call_limit:
+            new_calls = {}
+            for thread, frame in _outermost_calls(files, me).items():
+                if thread in calls and calls[thread][0] is frame:
+                    new_calls[thread] = calls[thread]
+                else:  # a new call: held frames cannot be reused, so ``is`` tells calls apart
+                    clock = thread_clock(thread)
+                    new_calls[thread] = (frame, now, used_now, clock, clock_seconds(clock))
+            calls = new_calls
+            stopped = None
+            for _, since, since_cpu, clock, since_thread in calls.values():
+                used, elapsed = used_now - since_cpu, now - since
+                thread_now = clock_seconds(clock)
+                thread_used = (
+                    None
+                    if thread_now is None or since_thread is None
+                    else thread_now - since_thread
+                )
+                if used >= call_limit:
+                    stopped = Stopped(call_limit, False, elapsed, used, thread_used)
+                elif elapsed >= call_wall:
+                    stopped = Stopped(call_wall, True, elapsed, used, thread_used)
+            if stopped is not None and not _compiling():
+                _stop_check(results, exercise_id, stopped, lock, finished, files)
+                return
         if used_now - cpu < limit and (now - wall < WALL_FACTOR * limit or _compiling()):
             continue
-        _stop_check(results, exercise_id, limit, lock, finished, files)
+        used, elapsed = used_now - cpu, now - wall
+        stopped = (
+            Stopped(limit, False, elapsed, used)
+            if used >= limit
+            else Stopped(WALL_FACTOR * limit, True, elapsed, used)
+        )
+        _stop_check(results, exercise_id, stopped, lock, finished, files)
         return
 
 
-def _stop_check(results, exercise_id, limit, lock, finished, files) -> None:
-    """Send the verdict on a check stopped after ``limit`` seconds and end this process."""
+def _stop_check(results, exercise_id, stopped: Stopped, lock, finished, files) -> None:
+    """Send the verdict on a check stopped for ``stopped`` and end this process."""
     with lock:
         if finished.is_set():
             return
         counts = _lines_running(files, threading.get_ident())
-        result = timeout_result(exercise_id, limit, counts)
+        result = timeout_result(exercise_id, stopped, counts)
         results.send((*_as_tuple(result), "exiting"))
         os._exit(0)  # the learner's threads cannot be stopped otherwise
 
@@ -520,6 +646,7 @@ def serve(requests: Connection, results: Connection) -> None:
             daemon=True,
         )
         state = CleanState()
+        results.send(("alive",))  # from now on, the parent hears from the watchdog every second
         watchdog.start()
         result = _run_one(exercise_id, kind, payload, files)
         replace = bool(_CUDA_ERROR.search(result.message))  # the CUDA context may be unusable

@@ -1,0 +1,111 @@
+"""Every endless answer gets its verdict within 20 s of ``check()``, with what the watchdog saw:
+a loop (processor time), a wait (a sleep, a lock: no processor time), a machine too busy to
+tell, or one operation that holds the interpreter (the worker's watchdog falls silent and the
+notebook's side stops it). Issue 30: "the same 20 s for function and value answers everywhere"."""
+
+from __future__ import annotations
+
+import collections
+import linecache
+import time
+
+import pytest
+
+import gpu_utils as gu
+from gpu_utils.exercises import _isolation, _worker
+from gpu_utils.exercises._worker import Stopped, timeout_result
+
+EXERCISE = "device_query_resident_threads"  # a function answer: no argument, returns a number
+
+
+def answer_from(source: str, name: str):
+    """Compile ``source`` as a notebook cell whose lines the checker can quote."""
+    filename = f"/tmp/check_time_limits/{name}.py"  # never on disk
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict = {}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace["answer"], filename
+
+
+def test_the_limits_add_up_to_20_seconds():
+    """The worker stops one call after CALL_LIMIT s of processor time or CALL_WALL s on the
+    clock, and the notebook's side stops a worker whose watchdog is silent for SILENT s; with the
+    worker's start-up (about a second), each verdict comes within 20 s."""
+    assert _worker.CALL_LIMIT <= _worker.CALL_WALL <= 18.0
+    assert _isolation.SILENT <= 18.0
+
+
+def counts_at(filename: str, line: int, barrier: bool = False) -> collections.Counter:
+    return collections.Counter({(filename, line, barrier): 1})
+
+
+SLEEPER = "def answer():\n    import time\n    time.sleep(1000)\n    return 1\n"
+LOOPER = "def answer():\n    n = 0\n    while n < 10:\n        pass\n    return n\n"
+
+
+@pytest.mark.parametrize(
+    ("stopped", "says", "never"),
+    [
+        (Stopped(15.0, False, 15.2, 15.0, 15.0), ["after 15 s of processor time"], ["busy"]),
+        (Stopped(17.0, True, 17.1, 0.01, 0.0), ["waiting for 17 s", "never comes"], ["loop"]),
+        (Stopped(17.0, True, 17.0, 4.0, 3.9), ["machine is busy", "only 4 s"], ["waiting"]),
+        (Stopped(17.0, True, 17.0, 16.0, 15.9), ["still running after 17 s,"], ["busy"]),
+    ],
+    ids=["processor-time", "waiting", "starved", "computing-on-the-clock"],
+)
+def test_the_verdict_says_what_the_watchdog_saw(stopped, says, never):
+    _, filename = answer_from(LOOPER, "verdict")
+    message = timeout_result("x", stopped, counts_at(filename, 3)).message
+    assert "line 3: `while n < 10:`" in message, message
+    for words in says:
+        assert words in message, message
+    for words in never:
+        assert words not in message, message
+
+
+def test_a_thread_waiting_at_a_barrier_gets_the_barrier_hint_not_the_waiting_one():
+    _, filename = answer_from(LOOPER, "barrier")
+    stopped = Stopped(17.0, True, 17.0, 0.0, 0.0)
+    message = timeout_result("x", stopped, counts_at(filename, 4, barrier=True)).message
+    assert "syncthreads" in message and "never comes" not in message, message
+
+
+def test_a_sleeping_answer_is_told_it_waits_with_its_line():
+    gu.exercises.check(EXERCISE, lambda: 0)  # the checker's process is started and warm
+    answer, _ = answer_from(SLEEPER, "sleeper")
+    start = time.monotonic()
+    result = gu.exercises.check(EXERCISE, answer, timeout=2)  # on the clock: 3 x 2 s
+    assert not result.passed
+    assert "waiting for 6 s" in result.message, result.message
+    assert "line 3: `time.sleep(1000)`" in result.message, result.message
+    assert time.monotonic() - start < 15
+    assert gu.exercises.check(EXERCISE, lambda: 6912 * 1.0).attempted  # the checker recovers
+
+
+def test_one_operation_that_holds_the_interpreter_is_stopped_from_the_notebook_side(monkeypatch):
+    """``sum(range(10**14))`` runs in C and never lets the worker's watchdog run: the notebook's
+    side hears nothing for SILENT s and stops the worker (shortened here to 3 s)."""
+    monkeypatch.setattr(_isolation, "SILENT", 3.0)
+    gu.exercises.check(EXERCISE, lambda: 0)
+    answer, _ = answer_from("def answer():\n    return sum(range(10**14))\n", "gil")
+    start = time.monotonic()
+    result = gu.exercises.check(EXERCISE, answer)
+    assert time.monotonic() - start < 15
+    assert not result.passed
+    assert "One operation of your code ran for more than 3 s" in result.message, result.message
+    assert "Traceback" not in result.message
+    assert gu.exercises.check(EXERCISE, lambda: 6912 * 1.0).attempted  # a new worker answers
+
+
+@pytest.mark.slow
+def test_an_endless_function_answer_gets_its_verdict_within_20_seconds():
+    """The default limits, not a test's override: chapter 02's numeric answer with a `while`
+    that never advances (issue 30 measured 60 s before)."""
+    gu.exercises.check(EXERCISE, lambda: 0)
+    answer, _ = answer_from(LOOPER, "looper")
+    start = time.monotonic()
+    result = gu.exercises.check(EXERCISE, answer)
+    elapsed = time.monotonic() - start
+    assert not result.passed
+    assert "`while n < 10:`" in result.message and "`n` changes" in result.message, result.message
+    assert elapsed < 20, f"{elapsed:.1f} s: {result.message}"
