@@ -88,6 +88,7 @@ __all__ = [
     "evaluate",
     "format_seconds",
     "implied_mfu",
+    "in_flight_chunks",
     "plan",
 ]
 
@@ -224,6 +225,11 @@ class Layout:
     ``comm_times`` holds the seconds each kind of communication ("tp", "pp", "dp") takes per
     step, ``exposed`` the seconds on each link ("NVLink", "network") that compute does not
     hide, and ``comm_bytes`` the bytes each GPU sends per step for each kind.
+    ``step_parts`` splits ``step_time`` into the seconds of its terms, which add up to it:
+    "compute" (the busiest GPU's matmuls), "bubble" (the pipeline's idle share of the step,
+    (compute + exposed tensor-parallel) x bubble / (1 - bubble)), and the exposed seconds of
+    "tensor-parallel", "pipeline" and "data-parallel" communication (chapter 10's planner lab
+    compares a learner's prediction with each).
     """
 
     dp: int
@@ -246,6 +252,7 @@ class Layout:
     exposed: dict = field(default_factory=dict)
     comm_bytes: dict = field(default_factory=dict)
     memory_breakdown: dict = field(default_factory=dict)
+    step_parts: dict = field(default_factory=dict)
 
     def short(self) -> str:
         """The layout alone: 'DP 128 x TP 8 x PP 16, ZeRO-1, 16 micro-batches of 1 sequence,
@@ -336,6 +343,15 @@ def _in_flight_chunks(pp: int, m: int, v: int, schedule: str = "megatron") -> in
         return min(pp, m)
     per_round = _round(pp, m) if schedule == "flexible" else pp
     return min(v * m, (v - 1) * per_round + 2 * (pp - 1) + 1)
+
+
+def in_flight_chunks(pp: int, m: int, v: int = 1, schedule: str = "megatron") -> int:
+    """Model chunks of L/(p v) layers whose activations the first pipeline stage holds at once
+    (:func:`evaluate`'s count: 1F1B min(p, m), interleaved min(v m, v p + p - 1) with
+    Megatron-LM's schedule; 1 without a pipeline)."""
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    return _in_flight_chunks(pp, m, v if pp > 1 else 1, schedule)
 
 
 def evaluate(
@@ -596,6 +612,13 @@ def evaluate(
             "dp": dp_volume,
         },
         memory_breakdown=breakdown,
+        step_parts={
+            "compute": compute,
+            "bubble": (compute + tp_exposed) * bubble / (1 - bubble),
+            "tensor-parallel": tp_exposed,
+            "pipeline": pp_exposed,
+            "data-parallel": dp_exposed,
+        },
     )
 
 

@@ -46,9 +46,13 @@ def memory_answer(mistake: str = ""):
         nbytes = dict(param_bytes=2, grad_bytes=2, optimizer_bytes=12)
         if mistake == "no_optimizer":
             nbytes["optimizer_bytes"] = 0
+        if mistake == "moments_left_out":  # the fp32 master copy alone
+            nbytes["optimizer_bytes"] = 4
         if mistake == "fp32_weights":
             nbytes.update(param_bytes=4, grad_bytes=4)
-        states = gu.memory.model_state_bytes(held, dp=dp, zero_stage=stage, **nbytes).total
+        shards = dp * tp * pp if mistake == "over_all_gpus" else dp  # sharded over every GPU
+        state = gu.memory.model_state_bytes(held, dp=shards, zero_stage=stage, **nbytes)
+        states = state.total
         split = 1 if mistake == "activations_not_split" else tp
         per_layer = gu.memory.activation_bytes_per_layer(
             LLAMA.seq_len,
@@ -71,14 +75,19 @@ def memory_answer(mistake: str = ""):
             chunks = v
         if mistake == "all_in_flight" and pp > 1:
             chunks = v * m
+        if mistake == "whole_batch":  # every micro-batch of the rank at once
+            chunks = v * m
         activations = per_layer * LLAMA.layers / (pp * v) * chunks
         if mistake == "no_activations":
             activations = 0
+        if mistake == "fp32_activations":
+            activations *= 2
         gathered = 2 * 2 * LLAMA.layer_params / tp if zero == 3 else 0
         if mistake == "no_gathered":
             gathered = 0
         total = states + activations + gathered
-        return total / (1e9 if mistake == "gigabytes" else 2**30)
+        unit = {"gigabytes": 1e9, "mebibytes": 2**20}.get(mistake, 2**30)
+        return total / unit
 
     return predict
 
@@ -158,10 +167,12 @@ def step_answer(mistake: str = "", latency: bool = False):
         if mistake == "params_only":
             per_token = (8 if recompute == "full" else 6) * LLAMA.params
         rate = gu.flops.peak_flops(GPU) * (1.0 if mistake == "peak" else 0.5)
-        gpus = tp * pp if mistake == "not_per_replica" else 256
+        gpus = {"not_per_replica": tp * pp, "not_divided": dp}.get(mistake, 256)
         compute = per_token * 2**21 / gpus / rate
         act = 2 * LLAMA.seq_len * b * LLAMA.hidden
         passes = 6 if recompute == "full" else 4
+        if mistake == "tp_forward_only":
+            passes = 2
         tp_time = passes * LLAMA.layers // pp * m * cost("all_reduce", act, tp, 8)
         steps = (m if mistake == "no_interleave" else v * m) + pp - 1
         bubble = (pp - 1) / steps
@@ -177,6 +188,8 @@ def step_answer(mistake: str = "", latency: bool = False):
             dp_time = m * scatter + cost("all_gather", grads, dp, per_node, buckets)
         else:
             dp_time = cost("all_reduce", grads, dp, per_node, buckets)
+            if mistake == "allreduce_per_micro":
+                dp_time *= m
         if mistake in ("no_comm", "no_tp"):
             tp_time = 0.0
         if mistake in ("no_comm", "no_dp"):
@@ -186,6 +199,8 @@ def step_answer(mistake: str = "", latency: bool = False):
         if mistake == "no_bubble":
             bubble = 0.0
         seconds = (compute + tp_time) / (1 - bubble) + pp_time + dp_time
+        if mistake == "bubble_times":
+            seconds = (compute + tp_time) * (1 + bubble) + pp_time + dp_time
         return seconds * (1e3 if mistake == "milliseconds" else 1)
 
     return predict
@@ -227,28 +242,46 @@ def test_the_job_and_the_planners_best():
     assert all(C.rule_broken(x) is None for x in C.MEMORY_PANEL + C.STEP_PANEL)
 
 
-def test_the_mistake_models_are_the_planner_when_nothing_is_wrong():
-    for layout in C.MEMORY_PANEL:
-        assert C.memory_variants(layout)["right"] * C.GIB == pytest.approx(
-            C.evaluate(layout).memory_per_gpu, rel=1e-9
-        )
-        assert memory_answer()(layout) == pytest.approx(C.memory_variants(layout)["right"])
+def test_the_terms_are_the_planners_figures():
+    """The checker's terms come from gu.parallelism (Layout.memory_breakdown, step_parts) and add
+    up to its figures; the hand-written reference agrees with them."""
+    probes = [lay for _, _, layouts in C.MEMORY_PROBES for lay in layouts]
+    for layout in C.MEMORY_PANEL + tuple(probes):
+        terms = C.memory_terms(layout)
+        assert terms[C.WHOLE] * C.GIB == pytest.approx(C.evaluate(layout).memory_per_gpu)
+        parts = ("model states", "activations", "ZeRO-3 gathered layers")
+        assert sum(terms[k] for k in parts) == pytest.approx(terms[C.WHOLE])
+        assert memory_answer()(layout) == pytest.approx(terms[C.WHOLE])
+        assert memory_by_hand(layout) == pytest.approx(terms[C.WHOLE], rel=0.01)  # 12 h^2
     for layout in C.STEP_PANEL:
-        parts = C.step_parts(C.evaluate(layout))
-        assert sum(parts.values()) == pytest.approx(C.evaluate(layout).step_time)
-        assert min(parts.values()) >= 0
+        x = C.evaluate(layout)
+        assert sum(x.step_parts.values()) == pytest.approx(x.step_time)
+        assert min(x.step_parts.values()) >= 0
+        terms = C.step_terms(layout)
+        parts = ("busy time (compute and all-reduces)", "pipeline sends", "data-parallel traffic")
+        assert sum(terms[k] for k in parts) == pytest.approx(terms[C.WHOLE])
+        assert step_answer()(layout) == pytest.approx(C.step_terms(layout, latency=False)[C.WHOLE])
 
 
-def test_every_mistake_on_a_panel_has_a_hint_and_is_told_apart():
-    for panel, variants_of, hints, tol in (
-        (C.MEMORY_PANEL, C.memory_variants, C.MEMORY_HINTS, C.MEMORY_TOL),
-        (C.STEP_PANEL, C.step_variants, C.STEP_HINTS, C.STEP_TOL),
-    ):
-        variants = [variants_of(layout) for layout in panel]
-        for name in variants[0]:
-            if name != "right":
-                assert name in hints
-                assert C.classify([v[name] for v in variants], variants, tol) == [name]
+def test_every_relation_with_a_cause_has_a_hint_and_is_told_apart():
+    """An answer made as each named relation says, on the panel and probes, is diagnosed as
+    that relation and no other."""
+    for figure in (C.MEMORY, C.STEP):
+        for relation in figure.relations:
+            if relation.factor is None:
+                continue
+            assert relation.variant in figure.hints
+
+            def answer(layout, relation=relation, figure=figure):
+                q, terms = figure.facts(layout)
+                return terms[C.WHOLE] + (relation.factor(q) - 1) * terms[relation.term]
+
+            values = [answer(layout) for layout in figure.panel]
+            evidence = C.gather_evidence(figure, list(figure.panel), values, answer)
+            assert evidence.cause() is not None, relation
+            assert evidence.cause().variant == relation.variant, (relation, evidence.fits[:3])
+        for term, known in figure.known.items():
+            assert term in figure.term_hints and all(name in figure.hints for _, name in known)
 
 
 # --- planner_memory_prediction ------------------------------------------------------------
@@ -278,6 +311,11 @@ def test_memory_correct_answers_pass(answer):
         "eager",
         "no_gathered",
         "gigabytes",
+        "mebibytes",
+        "moments_left_out",
+        "over_all_gpus",
+        "whole_batch",
+        "fp32_activations",
     ],
 )
 def test_memory_mistakes_fail_with_their_own_hint(mistake):
@@ -292,13 +330,34 @@ def test_memory_in_bytes_is_told_to_return_gib():
     only_hint(result.message, C.MEMORY_HINTS, "bytes")
 
 
-def test_memory_mixed_mistakes_get_the_generic_hint_and_the_layouts():
-    def two_mistakes(layout):
+def test_memory_mixed_mistakes_get_what_was_observed_and_no_cause():
+    """Two whole predictions added up: no relation explains it, so no cause is named; the hint
+    says which setting the answer responds to unlike the planner's, with both series."""
+
+    def two_predictions(layout):
         return memory_answer("no_optimizer")(layout) + memory_answer("eager")(layout)
 
-    result = run("planner_memory_prediction", two_mistakes)
-    assert not result.passed and C.MEMORY_GENERIC in result.message
-    assert "DP 8 x TP 4 x PP 8" in result.message
+    result = run("planner_memory_prediction", two_predictions)
+    assert not result.passed and "DP 8 x TP 4 x PP 8" in result.message
+    assert "when only" in result.message and "the planner's" in result.message
+    assert not any(text in result.message for text in C.MEMORY_HINTS.values()), result.message
+
+
+def test_two_mistakes_in_two_terms_are_both_named():
+    """Adam's moments left out and fp32 activations in one answer: two constant factors on two
+    terms reproduce it on every layout, and each is named."""
+
+    def both(layout):
+        wrong = memory_answer("moments_left_out")(layout) + memory_answer("fp32_activations")(
+            layout
+        )
+        return wrong - memory_answer()(layout)
+
+    result = run("planner_memory_prediction", both)
+    assert not result.passed
+    assert "optimizer states x 0.3333 and its activations x 2" in result.message, result.message
+    assert C.MEMORY_HINTS["moments_left_out"][1:] in result.message
+    assert C.MEMORY_HINTS["fp32_activations"][1:] in result.message
 
 
 def test_calling_the_planner_is_told_to_predict_instead():
@@ -361,10 +420,15 @@ def test_step_correct_answers_pass(answer):
         "zero2_once",
         "not_per_replica",
         "milliseconds",
+        "bubble_times",
+        "allreduce_per_micro",
+        "not_divided",
+        "tp_forward_only",
     ],
 )
-def test_step_mistakes_fail_with_their_own_hint(mistake):
-    result = run("planner_step_time", step_answer(mistake, latency=True))
+@pytest.mark.parametrize("latency", [True, False], ids=["latency", "bandwidth"])
+def test_step_mistakes_fail_with_their_own_hint(mistake, latency):
+    result = run("planner_step_time", step_answer(mistake, latency=latency))
     assert not result.passed
     only_hint(result.message, C.STEP_HINTS, mistake)
 
@@ -658,3 +722,17 @@ def test_run_all_does_not_show_the_ranking_before_the_learner_chooses(capsys):
     shown = capsys.readouterr().out
     assert ranked[0].short() in shown
     assert all(len(line) <= 100 for line in shown.splitlines())
+
+
+def test_defend_figures_no_relation_explains_get_the_planners_terms():
+    """A defence's figure that no known cause gives on its one layout: the hint shows the
+    planner's terms for that layout (they add up to its figure) instead of guessing a cause."""
+    mine = layout(8, 4, 8, 1)()
+    x = C.evaluate(mine)
+    result = run("planner_defend", defence(memory_gib=40.0))
+    assert not result.passed and "bf16 weights 4.11 + gradients 4.11" in result.message
+    assert not any(text in result.message for text in C.MEMORY_HINTS.values()), result.message
+    result = run("planner_defend", defence(step_seconds=7.0))
+    parts = x.step_parts
+    assert f"compute {parts['compute']:.3g} + bubble {parts['bubble']:.3g}" in result.message
+    assert not any(text in result.message for text in C.STEP_HINTS.values()), result.message

@@ -14,16 +14,23 @@ Four exercises:
   :data:`FACTOR` of the planner's best; each broken rule has its own message.
 * ``planner_memory_prediction`` and ``planner_step_time``: a function of a layout that predicts
   the planner's memory per GPU (GiB) or step time (s); the checker calls it on a panel of
-  layouts chosen so that each usual mistake shows (optimizer states left out, fp32 weights,
-  model states not divided by t x p or not sharded as the ZeRO stage says, activations without
-  recomputation or without the micro-batches in flight; the bubble, the MFU, the backward's
-  FLOPs, communication left out) and names the mistake from the pattern of the answers. An
-  answer that calls ``gu.parallelism.evaluate`` or ``plan`` is told to predict instead.
+  layouts and, when it is off, gathers evidence as data (:class:`Evidence`): it calls it again
+  on probes that change one setting at a time (ZeRO stage, micro-batch, recompute, tp, pp,
+  interleave) and looks for the relation to the planner's figure that reproduces the answer on
+  every layout: one term of the planner's (weights, gradients, optimizer states, activations,
+  gathered layers; compute, bubble, each communication) taken a constant or a layout's
+  quantity (tp x pp, dp, m, the micro-batches in flight, 1 - bubble...) times, or two terms'
+  constant factors together. A cause is named only when one relation explains every layout;
+  otherwise the hint says which setting the answer responds to unlike the planner's. An answer
+  that calls ``gu.parallelism.evaluate`` or ``plan``, looks the planner's list up or copies its
+  figures is told to predict instead; one within the tolerance that a known mistake reproduces
+  far more closely than the planner's figure is that mistake.
 * ``planner_defend``: the learner's own layout with their predictions for it, what bounds its
   step, how much slower it is than the planner's best and the main term of the difference.
 
-The expected values are ``gu.parallelism.evaluate``'s; the mistakes are recomputed from its
-parts (``Layout.memory_breakdown``, ``compute_time``, ``comm_times``, ``exposed``, ``bubble``).
+The expected values and their terms are ``gu.parallelism.evaluate``'s
+(``Layout.memory_breakdown``, ``Layout.step_parts``); the quantities a mistaken term is scaled
+by come from ``gu.memory``, ``gu.flops`` and ``gu.parallelism.in_flight_chunks``.
 """
 
 from __future__ import annotations
@@ -31,8 +38,10 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
+import statistics
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from .. import flops, memory, parallelism
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
@@ -97,11 +106,11 @@ def _judged_as(layout: dict) -> str:
     return ", as PyTorch FSDP runs it (one gather per block, overlapped with compute)"
 
 
-def evaluate(layout: dict) -> parallelism.Layout:
+def evaluate(layout: dict, **options) -> parallelism.Layout:
     """The planner's figures for a layout of the lab's job, under its framework's behaviour
-    (:func:`framework`)."""
+    (:func:`framework`); ``options`` go to ``gu.parallelism.evaluate`` (``latency=False``)."""
     return parallelism.evaluate(
-        model(), cluster(), JOB["global_batch_tokens"], **layout, **framework(layout)
+        model(), cluster(), JOB["global_batch_tokens"], **layout, **framework(layout), **options
     )
 
 
@@ -286,26 +295,10 @@ def rule_broken(layout: dict) -> tuple[str, str] | None:
 # --- the parts of a step ----------------------------------------------------------------------
 
 
-def step_parts(x: parallelism.Layout) -> dict:
-    """Seconds of each term of the planner's step: compute, bubble, exposed tensor-parallel,
-    pipeline and data-parallel communication (they add up to ``x.step_time``)."""
-    tp = x.comm_times["tp"]  # exposed: tp_overlap is off in the lab
-    pp = x.comm_times["pp"]
-    dp = max(0.0, sum(x.exposed.values()) - tp - pp)
-    bubble = max(0.0, x.step_time - x.compute_time - tp - pp - dp)  # 0, not -1e-16
-    return {
-        "compute": x.compute_time,
-        "bubble": bubble,
-        "tensor-parallel": tp,
-        "pipeline": pp,
-        "data-parallel": dp,
-    }
-
-
 def main_differences(mine: parallelism.Layout, best: parallelism.Layout) -> list[str]:
     """The parts that cost ``mine`` the most seconds more than ``best`` (the largest, and any
     within 20% of it); [] when ``mine`` is not slower."""
-    a, b = step_parts(mine), step_parts(best)
+    a, b = mine.step_parts, best.step_parts
     extra = {k: a[k] - b[k] for k in PARTS}
     top = max(extra.values())
     if top <= 0:
@@ -518,64 +511,558 @@ def _copied(exercise_id: str, what: str, where: str) -> CheckResult:
     )
 
 
-def memory_variants(layout: dict) -> dict[str, float]:
-    """GiB per GPU of ``layout`` as the planner counts it ("right") and as each mistake does."""
-    mod, x = model(), evaluate(layout)
-    dp, tp, pp, v = layout["dp"], layout["tp"], layout["pp"], layout["interleave"]
-    zero, b, recompute = layout["zero_stage"], layout["micro_batch_size"], layout["recompute"]
-    zero = zero if dp > 1 else 0
-    m = sequences() // (dp * b)
-    local = mod.params / (tp * pp)
-    per_stage = mod.layers // pp
+# --- evidence: how a prediction relates to the planner's figure ------------------------------
+#
+# A wrong prediction is diagnosed from what the checker observes, gathered as data
+# (:class:`Evidence`), not from a list of programs: the answer is called on the panel and on
+# probes that change one setting at a time (:data:`MEMORY_PROBES`, :data:`STEP_PROBES`); the
+# planner's figure for each layout is split into its terms (``Layout.memory_breakdown`` and
+# ``Layout.step_parts`` of gu.parallelism), and the checker looks for one term whose
+# contribution, taken some factor times (a constant fitted to the answer, or a quantity of the
+# layout such as tp x pp or the micro-batches per rank), turns the planner's figure into the
+# learner's on every layout tried. A cause is named only when one relation explains every
+# layout; otherwise the hint says what was observed (which setting the answer responds to
+# unlike the planner's, by how much) and which terms depend on it.
 
-    def states(n=local, stage=zero, **bytes_) -> float:
-        return memory.model_state_bytes(n, dp=dp, zero_stage=stage, **bytes_).total
+
+def quantities(layout: dict) -> dict[str, float]:
+    """What a layout's terms may be mistakenly scaled by: its degrees, micro-batches ``m``, the
+    micro-batches' worth of activations in flight on the first stage, the bubble, the
+    all-reduces per layer, and the ratios of the FLOPs and activations other counts give."""
+    mod, x = model(), evaluate(layout)
+    dp, tp, pp, b = layout["dp"], layout["tp"], layout["pp"], layout["micro_batch_size"]
+    v = layout["interleave"] if pp > 1 else 1
+    recompute, m = layout["recompute"], x.micro_batches
+    shape = dict(layers=mod.layers, d_model=mod.hidden, seq_len=mod.seq_len)
+    hw = flops.hardware_flops_per_token(mod.params, recompute=recompute, attention="flash", **shape)
+    hw_none = flops.hardware_flops_per_token(mod.params, attention="flash", **shape)
+    forward = 2 * mod.params + 4 * mod.layers * mod.hidden * mod.seq_len
 
     def per_layer(**options) -> float:
-        kw = dict(
-            tp=tp,
-            sequence_parallel=tp > 1,
-            recompute=recompute,
-            dropout_masks=False,
-            attention="flash",
-        )
+        kw = dict(tp=tp, sequence_parallel=tp > 1, recompute=recompute, dropout_masks=False)
+        kw["attention"] = "flash"
         kw.update(options)
         return memory.activation_bytes_per_layer(mod.seq_len, b, mod.hidden, mod.heads, **kw)
 
-    chunks = 1 if pp == 1 else (min(pp, m) if v == 1 else min(v * m, v * pp + pp - 1))
-    held = per_stage / v * chunks  # layers' worth of activations held
-    acts = per_layer() * held
-    gathered = x.memory_breakdown["zero3_gathered"]
-    right = states() + acts + gathered
-    total = {
-        "right": right,
-        "no_optimizer": states(optimizer_bytes=0) + acts + gathered,
-        "fp32_weights": states(param_bytes=4) + acts + gathered,
-        "fp32_weights_grads": states(param_bytes=4, grad_bytes=4) + acts + gathered,
-        "not_split": states(n=mod.params) + acts + gathered,
-        "no_zero": states(stage=0) + acts + gathered,
-        "all_sharded": states(stage=3) + acts + gathered,
-        "no_recompute": states() + per_layer(recompute="none") * held + gathered,
-        "one_in_flight": states() + per_layer() * per_stage + gathered,
-        "all_in_flight": states() + per_layer() * per_stage * (m if pp > 1 else 1) + gathered,
-        "no_activations": states() + gathered,
-        "activations_not_split": states()
-        + per_layer(tp=1, sequence_parallel=False) * held
-        + gathered,
-        "eager": states() + per_layer(attention="eager") * held + gathered,
-        "no_gathered": states() + acts,
+    beta, plain = x.bubble, (pp - 1) / (m + pp - 1)
+    return {
+        "dp": dp,
+        "tp": tp,
+        "pp": pp,
+        "m": m,
+        "zero": layout["zero_stage"] if dp > 1 else 0,
+        "in_flight": parallelism.in_flight_chunks(pp, m, v) / v,
+        "bubble": beta,
+        "passes": 6 if recompute == "full" else 4,
+        "no_recompute": per_layer(recompute="none") / per_layer(),
+        "eager": per_layer(attention="eager") / per_layer(),
+        "forward_share": forward / hw,
+        "recompute_flops": hw_none / hw,
+        "params_only": (8 if recompute == "full" else 6) * mod.params / hw,
+        # the bubble's seconds without interleaving over the planner's: (p - 1)/(m + p - 1)
+        "no_interleave": (plain / (1 - plain)) / (beta / (1 - beta)) if beta > 0 else 1.0,
     }
-    result = {k: t / GIB for k, t in total.items()}
-    result["gigabytes"] = right / 1e9
-    result["bytes"] = right
-    return result
 
+
+WHOLE = "whole figure"
+
+
+def memory_terms(layout: dict) -> dict[str, float]:
+    """GiB each term contributes to the planner's memory per GPU (``Layout.memory_breakdown``),
+    and the sums a mistake may scale together: the model states, the part of them the ZeRO
+    stage shards over dp and the part it leaves whole."""
+    x = evaluate(layout)
+    part = {k: value / GIB for k, value in x.memory_breakdown.items()}
+    w, g, o = part["parameters"], part["gradients"], part["optimizer"]
+    zero = quantities(layout)["zero"]
+    sharded = (o if zero >= 1 else 0.0) + (g if zero >= 2 else 0.0) + (w if zero >= 3 else 0.0)
+    return {
+        WHOLE: x.memory_per_gpu / GIB,
+        "bf16 weights": w,
+        "gradients": g,
+        "optimizer states": o,
+        "weights and gradients": w + g,
+        "model states": w + g + o,
+        "model states ZeRO shards": sharded,
+        "model states ZeRO keeps whole": w + g + o - sharded,
+        "activations": part["activations"],
+        "ZeRO-3 gathered layers": part["zero3_gathered"],
+    }
+
+
+def step_terms(layout: dict, latency: bool = True) -> dict[str, float]:
+    """Seconds each term contributes to the planner's step (``Layout.step_parts``): compute and
+    the tensor-parallel all-reduces with their share of the bubble (the busy time is divided by
+    1 - bubble), the bubble, pipeline sends and data-parallel traffic, and their sums.
+    ``latency=False``: collectives at their bandwidth alone, as the lab allows a hand estimate
+    (``gu.collectives.estimate_time``)."""
+    x = evaluate(layout, latency=latency)
+    part, keep = x.step_parts, 1 / (1 - x.bubble)
+    c, t = part["compute"] * keep, part["tensor-parallel"] * keep
+    return {
+        WHOLE: x.step_time,
+        "compute": c,
+        "tensor-parallel all-reduces": t,
+        "busy time (compute and all-reduces)": c + t,
+        "bubble": part["bubble"],
+        "pipeline sends": part["pipeline"],
+        "data-parallel traffic": part["data-parallel"],
+        "communication": t + part["pipeline"] + part["data-parallel"],
+    }
+
+
+@dataclass(frozen=True)
+class Relation:
+    """One way a figure may relate to the planner's: ``term``'s contribution taken
+    ``factor(quantities(layout))`` times, the other terms as the planner counts them;
+    ``factor`` None: a constant, fitted to the answer. ``variant``: the key of the hint that
+    names the cause (empty: the term's own hint)."""
+
+    term: str
+    label: str
+    factor: Callable[[dict], float] | None = None
+    variant: str = ""
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A relation that reproduces the answer on every layout tried: ``factor`` is the constant
+    found (None for a relation with a factor of its own), ``distance`` the summed
+    |log(reproduced / yours)|, ``variant`` the cause it names."""
+
+    relation: Relation
+    factor: float | None
+    distance: float
+    variant: str
+
+    @property
+    def how(self) -> str:
+        return f"x {self.factor:.4g}" if self.factor is not None else self.relation.label
+
+
+@dataclass(frozen=True)
+class Response:
+    """The figures, yours and the planner's, as one setting changes alone."""
+
+    setting: str
+    values: tuple[str, ...]
+    yours: tuple[float, ...]
+    planner: tuple[float, ...]
+
+    @property
+    def mismatch(self) -> float:
+        """The largest |log| of yours' relative change over the planner's (0: the same)."""
+        y0, p0 = self.yours[0], self.planner[0]
+        return max(
+            abs(math.log((y / y0) / (p / p0)))
+            for y, p in zip(self.yours, self.planner, strict=True)
+        )
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the checker observed of a prediction: the figures on every layout tried (the panel
+    first, then the probes), which panel layouts are off, the relations that reproduce the
+    answer (nearest first) and the settings it responds to unlike the planner's (most first)."""
+
+    what: str
+    unit: str
+    layouts: tuple[dict, ...]
+    yours: tuple[float, ...]
+    planner: tuple[float, ...]
+    wrong: tuple[int, ...]
+    fits: tuple[Fit, ...]
+    responses: tuple[Response, ...]
+    matched: tuple[str, ...]
+    #: summed |log(yours / the planner's)| over the layouts, against the nearest split of it
+    distance_right: float = 0.0
+    #: when no one relation explains the answer: the terms whose constant factors (other than 1)
+    #: together reproduce it on every layout, with the factors
+    combined: tuple[tuple[str, float], ...] = ()
+
+    def cause(self) -> Fit | None:
+        """The fit that names the cause: the nearest, when every fit about as near (within twice
+        its distance, plus 0.1% a layout) names the same cause; else None."""
+        if not self.fits:
+            return None
+        best = self.fits[0]
+        near = 2 * best.distance + 0.001 * len(self.layouts)
+        close = [f for f in self.fits if f.distance <= near]
+        if len({f.relation.term for f in close}) == 1:  # one term: its most specific relation
+            return next((f for f in close if f.variant), best)
+        return best if len({f.variant or f.relation.term for f in close}) == 1 else None
+
+
+def _known_cause(known: dict, term: str, factor: float) -> tuple[str, float] | None:
+    """(the cause, its exact factor) when ``factor`` on ``term`` is one of the ``known``
+    constants (within 3%; 0 within 0.03), else None."""
+    for value, name in known.get(term, ()):
+        if abs(factor) < 0.03 if value == 0 else abs(math.log(max(factor, 1e-9) / value)) < 0.03:
+            return name, value
+    return None
+
+
+def _contribution_fit(
+    relation: Relation,
+    facts: list[tuple[dict, dict]],
+    yours: list[float],
+    known: dict,
+    fit_tol: float,
+) -> Fit | None:
+    """The fit of ``relation`` to ``yours`` over ``facts`` (each layout's quantities and terms),
+    or None when it does not reproduce every layout within ``fit_tol``."""
+    right = [terms[WHOLE] for _, terms in facts]
+    share = [terms[relation.term] for _, terms in facts]
+    if relation.factor is None:
+        implied = [
+            1 + (y - r) / d for y, r, d in zip(yours, right, share, strict=True) if d > 0.02 * r
+        ]
+        if not implied:
+            return None
+        constant = statistics.median(implied)
+        factors = [constant] * len(facts)
+    else:
+        constant = None
+        factors = [relation.factor(q) for q, _ in facts]
+    made = [r + (f - 1) * d for r, d, f in zip(right, share, factors, strict=True)]
+    if any(p <= 0 for p in made) or any(y <= 0 for y in yours):
+        return None
+    if not all(_close(p, y, fit_tol) for p, y in zip(made, yours, strict=True)):
+        return None
+    if all(_close(p, r, 0.005) for p, r in zip(made, right, strict=True)):
+        return None  # it changes nothing: it cannot be what makes the answer differ
+    variant = relation.variant
+    if constant is not None:
+        variant, constant = _known_cause(known, relation.term, constant) or ("", constant)
+    distance = sum(abs(math.log(p / y)) for p, y in zip(made, yours, strict=True))
+    return Fit(relation, constant, distance, variant)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """What one prediction exercise compares: its terms, relations, known constants, probes,
+    tolerances and hints."""
+
+    exercise_id: str
+    what: str
+    unit: str
+    panel: tuple[dict, ...]
+    probes: tuple[tuple[str, tuple[str, ...], tuple[dict, ...]], ...]
+    terms: Callable[[dict], dict]
+    relations: tuple[Relation, ...]
+    known: dict
+    tol: float
+    hints: dict
+    term_hints: dict
+    setting_terms: dict
+    generic: str
+    copied_tol: float = 0.0
+    #: The planner's figure as a sum of its parts, to show for one layout.
+    parts: Callable[[dict], dict] | None = None
+    #: Other splits of the planner's figure a correct hand estimate may follow (the step at
+    #: bandwidth alone): a relation may hold against any of them.
+    other_terms: tuple[Callable[[dict], dict], ...] = ()
+
+    @property
+    def fit_tol(self) -> float:
+        """How close a relation must reproduce every figure: half the pass tolerance."""
+        return self.tol / 2
+
+    def facts(self, layout: dict, terms: Callable[[dict], dict] | None = None):
+        """(quantities, terms) of ``layout``, the terms from ``terms`` or the planner's own."""
+        return quantities(layout), (terms or self.terms)(layout)
+
+    def single_layout_relations(self) -> list[Relation]:
+        """The relations that say something on one layout alone: those with a factor of their
+        own and the known constants (a fitted constant fits any one figure)."""
+        fixed = [r for r in self.relations if r.factor is not None]
+        for term, values in self.known.items():
+            for value, name in values:
+                fixed.append(Relation(term, f"x {value:.3g}", lambda q, v=value: v, name))
+        return fixed
+
+
+def gather_evidence(figure: Figure, layouts: list[dict], yours: list[float], answer=None):
+    """The evidence on ``layouts`` (the panel), completed with the probes when ``answer`` (the
+    learner's function) is given; probe layouts it cannot answer are left out."""
+    layouts, yours = list(layouts), list(yours)
+    n_panel = len(layouts)
+    responses, matched = [], []
+    for setting, values, probe in figure.probes if answer is not None else ():
+        got = []
+        for layout in probe:
+            value, problem, called = _call(figure.exercise_id, answer, (dict(layout),), False)
+            got.append(_number(value) if problem is None and not called else None)
+        kept = [(v, lay, g) for v, lay, g in zip(values, probe, got, strict=True) if g]
+        if len(kept) < 2 or any(g <= 0 for _, _, g in kept):
+            continue
+        planner = tuple(figure.terms(lay)[WHOLE] for _, lay, _ in kept)
+        response = Response(
+            setting, tuple(v for v, _, _ in kept), tuple(g for _, _, g in kept), planner
+        )
+        (responses if response.mismatch > figure.tol else matched).append(response)
+        layouts += [lay for _, lay, _ in kept]
+        yours += [g for _, _, g in kept]
+    bases = [
+        [figure.facts(layout, terms) for layout in layouts]
+        for terms in (figure.terms, *figure.other_terms)
+    ]
+    right = [terms[WHOLE] for _, terms in bases[0]]
+    distance_right = (
+        min(
+            sum(abs(math.log(y / t[WHOLE])) for y, (_, t) in zip(yours, facts, strict=True))
+            for facts in bases
+        )
+        if all(y > 0 for y in yours)
+        else math.inf
+    )
+    fits = []
+    if all(y > 0 for y in yours):
+        relations = figure.relations if len(layouts) > 1 else figure.single_layout_relations()
+        for relation in relations:
+            found = [
+                _contribution_fit(relation, facts, yours, figure.known, figure.fit_tol)
+                for facts in bases
+            ]
+            found = [f for f in found if f is not None]
+            if found:
+                fits.append(min(found, key=lambda f: f.distance))
+    fits.sort(key=lambda f: f.distance)
+    wrong = tuple(i for i in range(n_panel) if not _close(yours[i], right[i], figure.tol))
+    combined = ()
+    if not fits and len(layouts) > 1 and all(y > 0 for y in yours):
+        combined = (
+            min(
+                (_combined_fit(figure, facts, yours) for facts in bases),
+                key=lambda c: (c is None, len(c or ())),
+            )
+            or ()
+        )
+    responses.sort(key=lambda r: -r.mismatch)
+    return Evidence(
+        figure.what,
+        figure.unit,
+        tuple(layouts),
+        tuple(yours),
+        tuple(right),
+        wrong,
+        tuple(fits),
+        tuple(responses),
+        tuple(r.setting for r in matched),
+        distance_right,
+        tuple(combined),
+    )
+
+
+def _combined_fit(figure: Figure, facts: list[tuple[dict, dict]], yours: list[float]):
+    """The terms of ``figure.setting_terms["parts"]`` whose constant factors, fitted together
+    (least squares on the relative differences), reproduce ``yours`` within the fit tolerance
+    on every layout: [(term, factor)] for the one or two factors other than 1, else None."""
+    import numpy as np
+
+    parts = figure.setting_terms["parts"]
+    rows = np.array(
+        [[terms[k] / y for k in parts] for y, (_, terms) in zip(yours, facts, strict=True)]
+    )
+    gaps = np.array([(y - terms[WHOLE]) / y for y, (_, terms) in zip(yours, facts, strict=True)])
+    used = rows.max(axis=0) > 0.01  # terms that matter on some layout
+    if not used.any():
+        return None
+    delta = np.zeros(len(parts))
+    delta[used] = np.linalg.lstsq(rows[:, used], gaps, rcond=None)[0]
+    made = [
+        terms[WHOLE] + sum(d * terms[k] for d, k in zip(delta, parts, strict=True))
+        for _, terms in facts
+    ]
+    if not all(p > 0 and _close(p, y, figure.fit_tol) for p, y in zip(made, yours, strict=True)):
+        return None
+    off = [
+        (k, (_known_cause(figure.known, k, 1 + float(d)) or ("", 1 + float(d)))[1])
+        for k, d in zip(parts, delta, strict=True)
+        if abs(d) > 0.05
+    ]
+    return off if 1 <= len(off) <= 2 else None
+
+
+def mistake_is_nearer(evidence: Evidence, fit: Fit) -> bool:
+    """Whether an answer within the tolerance is a known mistake's figure rather than an
+    estimate of the planner's: the mistake reproduces it at least 3 times as closely (and by
+    0.2% a layout) as the planner's own figure does."""
+    return 3 * fit.distance + 0.002 * len(evidence.layouts) < evidence.distance_right
+
+
+def _series(values: tuple[float, ...], unit: str) -> str:
+    return ", ".join(f"{v:.3g}" for v in values) + f" {unit}"
+
+
+BYTES_PER_PARAMETER = {
+    "bf16 weights": 2,
+    "gradients": 2,
+    "optimizer states": 12,
+    "weights and gradients": 4,
+    "model states": 16,
+}
+
+
+def hint_from(figure: Figure, evidence: Evidence) -> str:
+    """The hint the evidence supports: the cause when one relation explains every layout, else
+    what was observed and what to check."""
+    n = len(evidence.layouts)
+    fit = evidence.cause()
+    if fit is not None:
+        term = fit.relation.term
+        where = (
+            f"on all {n} layouts tried"
+            if n > len(figure.panel)
+            else ("on this layout" if n == 1 else f"on all {n} layouts")
+        )
+        seen = f"yours equal the planner's figures with its {term} {fit.how} {where}"
+        if fit.variant:
+            return f"{seen}: {figure.hints[fit.variant]}"
+        note = ""
+        if fit.factor is not None and term in BYTES_PER_PARAMETER:
+            count = BYTES_PER_PARAMETER[term]
+            note = (
+                f" ({count * fit.factor:.3g} bytes per parameter where the planner counts {count})"
+            )
+        return f"{seen}{note}. The planner counts {figure.term_hints[term]}"
+    if len(evidence.layouts) == 1:
+        return _breakdown_hint(figure, evidence, fit_names=[f.variant for f in evidence.fits])
+    if evidence.combined:
+        changes = " and ".join(f"its {term} x {factor:.4g}" for term, factor in evidence.combined)
+        causes = []
+        for term, factor in evidence.combined:
+            named = _known_cause(figure.known, term, factor)
+            causes.append(
+                figure.hints[named[0]]
+                if named
+                else f"the planner counts for the {term} {figure.term_hints[term]}"
+            )
+        return (
+            f"yours equal the planner's figures with two terms changed, {changes}, on all {n} "
+            "layouts tried. " + " ".join(c[0].upper() + c[1:] for c in causes)
+        )
+    if evidence.responses:
+        r = evidence.responses[0]
+        text = (
+            f"when only {r.setting} changes ({', '.join(r.values)}), yours go "
+            f"{_series(r.yours, figure.unit)}, the planner's {_series(r.planner, figure.unit)}: "
+            f"check what depends on {r.setting}, {figure.setting_terms[r.setting]}"
+        )
+        if evidence.matched:
+            text += f" (yours respond as the planner's to {', '.join(evidence.matched)})"
+        return text + "."
+    ratios = [y / p for y, p in zip(evidence.yours, evidence.planner, strict=True)]
+    return (
+        f"yours respond to each setting as the planner's do, but are {min(ratios):.3g} to "
+        f"{max(ratios):.3g} times them: a term that is off on every layout. {figure.generic}"
+    )
+
+
+def _breakdown_hint(figure: Figure, evidence: Evidence, fit_names: list[str]) -> str:
+    """For one layout (a defence): the planner's terms, and the known causes that would give
+    the figure when there are several."""
+    (layout,) = evidence.layouts
+    terms = figure.parts(layout)
+    parts = " + ".join(f"{k} {value:.3g}" for k, value in terms.items() if value > 0)
+    text = f"the planner's {evidence.planner[0]:.3g} {figure.unit} for it are {parts}"
+    names = list(dict.fromkeys(n for n in fit_names if n))
+    if names:
+        text += "; each of these mistakes would give your figure: " + "; ".join(
+            figure.hints[n] for n in names
+        )
+    return text + (
+        ". Compare each of your terms with these (your prediction function's check tells "
+        "them apart on several layouts)."
+    )
+
+
+# --- the memory per GPU ---------------------------------------------------------------------
+
+MEMORY_RELATIONS = (
+    *(
+        Relation(term, "x a constant")
+        for term in (
+            WHOLE,
+            "bf16 weights",
+            "gradients",
+            "optimizer states",
+            "weights and gradients",
+            "model states",
+            "model states ZeRO shards",
+            "activations",
+            "ZeRO-3 gathered layers",
+        )
+    ),
+    Relation("model states", "x (tp x pp)", lambda q: q["tp"] * q["pp"], "not_split"),
+    Relation("model states", "x tp", lambda q: q["tp"], "states_not_tp"),
+    Relation("model states", "x pp", lambda q: q["pp"], "states_not_pp"),
+    Relation("model states ZeRO shards", "x dp", lambda q: q["dp"], "no_zero"),
+    Relation(
+        "model states ZeRO shards",
+        "/ (tp x pp)",
+        lambda q: 1 / (q["tp"] * q["pp"]),
+        "over_all_gpus",
+    ),
+    Relation("model states ZeRO keeps whole", "/ dp", lambda q: 1 / q["dp"], "all_sharded"),
+    Relation(
+        "activations",
+        "x (micro-batches per rank / micro-batches in flight)",
+        lambda q: q["m"] / q["in_flight"],
+        "whole_batch",
+    ),
+    Relation(
+        "activations",
+        "x (m / the micro-batches in flight) on pipelined layouts",
+        lambda q: q["m"] / q["in_flight"] if q["pp"] > 1 else 1.0,
+        "all_in_flight",
+    ),
+    Relation(
+        "activations",
+        "/ the micro-batches in flight",
+        lambda q: 1 / q["in_flight"],
+        "one_in_flight",
+    ),
+    Relation("activations", "x tp", lambda q: q["tp"], "activations_not_split"),
+    Relation("activations", "x pp", lambda q: q["pp"], "all_layers"),
+    Relation(
+        "activations",
+        "as without recomputation",
+        lambda q: q["no_recompute"],
+        "no_recompute",
+    ),
+    Relation("activations", "with the s x s scores kept", lambda q: q["eager"], "eager"),
+)
+#: Constant factors whose cause is known, per term.
+MEMORY_KNOWN = {
+    WHOLE: (
+        (2**30 / 1e9, "gigabytes"),
+        (2**30, "bytes"),
+        (1024, "mebibytes"),
+        (2**30 / 1e6, "megabytes"),
+    ),
+    "optimizer states": ((0, "no_optimizer"), (1 / 3, "moments_left_out"), (2 / 3, "no_master")),
+    "bf16 weights": ((2, "fp32_weights"),),
+    "gradients": ((2, "fp32_weights"),),
+    "weights and gradients": ((2, "fp32_weights"),),
+    "activations": ((0, "no_activations"), (2, "fp32_activations")),
+    "ZeRO-3 gathered layers": ((0, "no_gathered"),),
+}
 
 MEMORY_HINTS = {
     "no_optimizer": (
         "the optimizer states are missing: mixed-precision Adam keeps K = 12 bytes per parameter "
         "(fp32 master weights, momentum and variance) beside the 2 + 2 of bf16 weights and "
         "gradients (ZeRO, sec. 3.1)."
+    ),
+    "moments_left_out": (
+        "that is 4 bytes of optimizer state per parameter, the fp32 master weights alone: Adam "
+        "also keeps a momentum and a variance, 4 bytes each, so K = 12 (ZeRO, sec. 3.1)."
+    ),
+    "no_master": (
+        "that is 8 bytes of optimizer state per parameter, Adam's momentum and variance: "
+        "mixed-precision training also keeps fp32 master weights, 4 bytes, so K = 12 (ZeRO, "
+        "sec. 3.1)."
     ),
     "fp32_weights": (
         "the weights and gradients a GPU computes with are bf16, 2 bytes each: the fp32 master "
@@ -585,10 +1072,23 @@ MEMORY_HINTS = {
         "model states count only the parameters this GPU holds: tensor parallelism and the "
         "pipeline divide the model, params / (tp x pp), before ZeRO shards anything."
     ),
+    "states_not_tp": (
+        "model states count only the parameters this GPU holds: tensor parallelism divides each "
+        "layer's matrices over the t GPUs, params / (tp x pp)."
+    ),
+    "states_not_pp": (
+        "model states count only the parameters this GPU holds: each pipeline stage holds L/p "
+        "of the layers, params / (tp x pp)."
+    ),
     "no_zero": (
         "the ZeRO stage shards over the dp ranks: stage 1 divides the optimizer states by dp, "
         "stage 2 the gradients too, stage 3 the weights too (gu.memory.model_state_bytes(..., "
         "dp=, zero_stage=))."
+    ),
+    "over_all_gpus": (
+        "ZeRO shards over the dp ranks that hold copies of the same parameters, not over all 256 "
+        "GPUs: the sharded states are bytes x params / (tp x pp) / dp; dividing by 256 divides "
+        "them by tp x pp once more."
     ),
     "all_sharded": (
         "only ZeRO-3 divides everything by dp: stage 1 shards the optimizer states alone, stage 2 "
@@ -608,6 +1108,11 @@ MEMORY_HINTS = {
         "first stage holds at most min(p, m) micro-batches (interleaved: min(v m, v p + p - 1) "
         "chunks)."
     ),
+    "whole_batch": (
+        "that holds every micro-batch of the rank's batch at once; each micro-batch's backward "
+        "frees its activations, so only those in flight are held: 1 without a pipeline, "
+        "min(p, m) with 1F1B, min(v m, v p + p - 1) chunks of L/(p v) layers interleaved."
+    ),
     "no_activations": (
         "only model states: add the activations kept for the backward pass (gu.memory."
         "activation_bytes_per_layer x the layers per stage x the micro-batches in flight)."
@@ -615,6 +1120,14 @@ MEMORY_HINTS = {
     "activations_not_split": (
         "with tensor and sequence parallelism every activation of a layer is split over the t "
         "GPUs: pass tp= and sequence_parallel=True (for t > 1) to activation_bytes_per_layer."
+    ),
+    "all_layers": (
+        "a GPU keeps the activations of its own stage's L/p layers, not of all 80 layers."
+    ),
+    "fp32_activations": (
+        "twice the activations, as 4-byte (fp32) values would give: the planner counts 16-bit "
+        "activations, as gu.memory.activation_bytes_per_layer does (a layer's input alone is "
+        "2 s b h bytes)."
     ),
     "eager": (
         "the planner counts a fused (flash) attention, which keeps no s x s scores: "
@@ -626,9 +1139,71 @@ MEMORY_HINTS = {
         "counts two layers, 2 x 2 x 12 h^2 / t bytes."
     ),
     "gigabytes": "the answer is in GiB (2**30 bytes); you divided by 1e9.",
+    "megabytes": "the answer is in GiB (2**30 bytes); you divided by 1e6 (MB).",
+    "mebibytes": "the answer is in GiB (bytes / 2**30); you returned MiB (bytes / 2**20).",
     "bytes": "return GiB (bytes / 2**30), not bytes.",
 }
-MEMORY_HINTS["fp32_weights_grads"] = MEMORY_HINTS["fp32_weights"]
+MEMORY_TERM_HINTS = {
+    WHOLE: "every term so: a unit (GiB = bytes / 2**30) or a constant of every term.",
+    "bf16 weights": (
+        "2 bytes per parameter this GPU holds, params / (tp x pp), divided by dp only with ZeRO-3."
+    ),
+    "gradients": "bf16 gradients, 2 bytes per parameter held, divided by dp from ZeRO-2 on.",
+    "optimizer states": (
+        "Adam's 12 bytes per parameter held (fp32 master weights, momentum and variance), "
+        "divided by dp from ZeRO-1 on."
+    ),
+    "weights and gradients": (
+        "2 + 2 bytes per parameter held (bf16), ZeRO-2 dividing the gradients by dp, ZeRO-3 "
+        "the weights too."
+    ),
+    "model states": (
+        "16 bytes per parameter held, params / (tp x pp), sharded over dp as the ZeRO stage says "
+        "(gu.memory.model_state_bytes)."
+    ),
+    "model states ZeRO shards": (
+        "these divided by dp: stage 1 the optimizer's 12 bytes per parameter held, stage 2 the "
+        "gradients' 2 too, stage 3 the weights' 2 too."
+    ),
+    "model states ZeRO keeps whole": (
+        "the states the stage does not shard whole: at stage 1 the bf16 weights and gradients, "
+        "at stage 2 the weights."
+    ),
+    "activations": (
+        "gu.memory.activation_bytes_per_layer(s, b, h, a, tp=t, sequence_parallel=t > 1, "
+        'recompute=..., attention="flash", dropout_masks=False) x the L/p layers of a stage x '
+        "the micro-batches in flight (1F1B: min(p, m); interleaved: min(v m, v p + p - 1) "
+        "chunks of L/(p v) layers)."
+    ),
+    "ZeRO-3 gathered layers": "two gathered layers with ZeRO-3, 2 x 2 x LLAMA.layer_params / t.",
+}
+MEMORY_SETTING_TERMS = {
+    "the ZeRO stage": (
+        "which model states it divides by dp (1: the optimizer's, 2: the gradients' too, 3: the "
+        "weights' too, and two gathered layers)"
+    ),
+    "the micro-batch size": (
+        "the activations per layer (they grow with b) and the micro-batches in flight, "
+        "min(p, m) with m = 256 / (dp x b)"
+    ),
+    "recompute": "the activations per layer (full recomputation keeps only each layer's input)",
+    "tp (dp changing with it)": (
+        "the params / (tp x pp) a GPU holds, the activations per layer (split over t with "
+        "sequence parallelism) and the dp that ZeRO shards over"
+    ),
+    "pp (dp changing with it)": (
+        "the params / (tp x pp) a GPU holds, the L/p layers of a stage, the micro-batches in "
+        "flight, min(p, m), and the dp that ZeRO shards over"
+    ),
+    "the interleave v": "the chunks in flight, min(v m, v p + p - 1) of L/(p v) layers each",
+    "parts": (
+        "bf16 weights",
+        "gradients",
+        "optimizer states",
+        "activations",
+        "ZeRO-3 gathered layers",
+    ),
+}
 MEMORY_GENERIC = (
     "memory per GPU = model states of the params / (tp x pp) this GPU holds, sharded as the ZeRO "
     "stage says (gu.memory.model_state_bytes) + activations per layer (gu.memory."
@@ -638,56 +1213,137 @@ MEMORY_GENERIC = (
 )
 
 
-def step_variants(layout: dict) -> dict[str, float]:
-    """Seconds per step of ``layout`` as the planner counts it ("right") and as each mistake
-    does, recomputed from the planner's own parts."""
-    mod, x = model(), evaluate(layout)
-    parts = step_parts(x)
-    c, tp, pp, dp = (
-        parts["compute"],
-        parts["tensor-parallel"],
-        parts["pipeline"],
-        parts["data-parallel"],
-    )
-    beta = x.bubble
-    p = layout["pp"]
-    m = sequences() // (layout["dp"] * layout["micro_batch_size"])
-    recompute = layout["recompute"]
-    shape = dict(layers=mod.layers, d_model=mod.hidden, seq_len=mod.seq_len)
-    hw = flops.hardware_flops_per_token(mod.params, recompute=recompute, attention="flash", **shape)
-    hw_none = flops.hardware_flops_per_token(mod.params, attention="flash", **shape)
-    forward = 2 * mod.params + 4 * mod.layers * mod.hidden * mod.seq_len
-    params_only = (8 if recompute == "full" else 6) * mod.params
-
-    def step(compute=c, bubble=beta, t=tp, p_=pp, d=dp) -> float:
-        return (compute + t) / (1 - bubble) + p_ + d
-
-    no_interleave = (p - 1) / (m + p - 1) if p > 1 else 0.0
-    return {
-        "right": x.step_time,
-        "no_bubble": step(bubble=0.0),
-        "peak": step(compute=c * 0.5),
-        "forward_only": step(compute=c * forward / hw),
-        "no_comm": step(t=0.0, p_=0.0, d=0.0),
-        "no_tp": step(t=0.0),
-        "no_dp": step(d=0.0),
-        "no_recompute_flops": step(compute=c * hw_none / hw),
-        "params_only": step(compute=c * params_only / hw),
-        "no_interleave": step(bubble=no_interleave),
-        "zero2_once": step(d=dp * 2 / (m + 1)) if layout["zero_stage"] == 2 else x.step_time,
-        "not_per_replica": step(compute=c * layout["dp"]),
-        "milliseconds": x.step_time * 1e3,
-    }
+def _probe(setting: str, values: tuple[str, ...], layouts: tuple[dict, ...]):
+    return (setting, values, layouts)
 
 
+#: Layouts that change one setting at a time (dp changes with tp or pp: they use 256 GPUs).
+MEMORY_PROBES = (
+    _probe(
+        "the ZeRO stage",
+        ("0", "1", "2", "3"),
+        tuple(_layout(32, 8, 1, z, recompute="full") for z in range(4)),
+    ),
+    _probe(
+        "the micro-batch size", ("1", "2", "4"), tuple(_layout(8, 4, 8, 1, b=b) for b in (1, 2, 4))
+    ),
+    _probe(
+        "recompute",
+        ("none", "full"),
+        tuple(_layout(8, 4, 8, 1, recompute=r) for r in ("none", "full")),
+    ),
+    _probe(
+        "tp (dp changing with it)",
+        ("2", "4", "8"),
+        (_layout(16, 2, 8, 1), _layout(8, 4, 8, 1), _layout(4, 8, 8, 1)),
+    ),
+    _probe(
+        "pp (dp changing with it)",
+        ("2", "4", "8"),
+        (_layout(32, 4, 2, 1), _layout(16, 4, 4, 1), _layout(8, 4, 8, 1)),
+    ),
+    _probe("the interleave v", ("1", "2", "5"), tuple(_layout(8, 4, 8, 1, v=v) for v in (1, 2, 5))),
+)
+
+MEMORY = Figure(
+    "planner_memory_prediction",
+    "memory per GPU",
+    "GiB",
+    MEMORY_PANEL,
+    MEMORY_PROBES,
+    memory_terms,
+    MEMORY_RELATIONS,
+    MEMORY_KNOWN,
+    MEMORY_TOL,
+    MEMORY_HINTS,
+    MEMORY_TERM_HINTS,
+    MEMORY_SETTING_TERMS,
+    MEMORY_GENERIC,
+    parts=lambda layout: {k: memory_terms(layout)[k] for k in MEMORY_SETTING_TERMS["parts"]},
+)
+
+
+# --- the step time --------------------------------------------------------------------------
+
+
+def bandwidth_step_terms(layout: dict) -> dict[str, float]:
+    """:func:`step_terms` with every collective at its bandwidth alone."""
+    return step_terms(layout, latency=False)
+
+
+STEP_RELATIONS = (
+    *(
+        Relation(term, "x a constant")
+        for term in (
+            WHOLE,
+            "compute",
+            "tensor-parallel all-reduces",
+            "busy time (compute and all-reduces)",
+            "bubble",
+            "pipeline sends",
+            "data-parallel traffic",
+            "communication",
+        )
+    ),
+    Relation("compute", "x (tp x pp)", lambda q: q["tp"] * q["pp"], "not_divided"),
+    Relation("compute", "x dp", lambda q: q["dp"], "not_per_replica"),
+    Relation("compute", "as the forward pass alone", lambda q: q["forward_share"], "forward_only"),
+    Relation(
+        "compute",
+        "without the recomputed forward",
+        lambda q: q["recompute_flops"],
+        "no_recompute_flops",
+    ),
+    Relation("compute", "as 6N (8N) FLOPs per token", lambda q: q["params_only"], "params_only"),
+    Relation(
+        "tensor-parallel all-reduces",
+        "x 2 / (4 or 6 with full recompute)",
+        lambda q: 2 / q["passes"],
+        "tp_forward_only",
+    ),
+    Relation(
+        "tensor-parallel all-reduces",
+        "x 4 / (4 or 6 with full recompute)",
+        lambda q: 4 / q["passes"],
+        "tp_no_recompute",
+    ),
+    Relation(
+        "data-parallel traffic",
+        "x m on ZeRO-0/1 layouts",
+        lambda q: q["m"] if q["zero"] < 2 else 1.0,
+        "allreduce_per_micro",
+    ),
+    Relation(
+        "data-parallel traffic",
+        "x 2 / (m + 1) on ZeRO-2 layouts",
+        lambda q: 2 / (q["m"] + 1) if q["zero"] == 2 else 1.0,
+        "zero2_once",
+    ),
+    Relation("bubble", "x (1 - bubble)", lambda q: 1 - q["bubble"], "bubble_times"),
+    Relation("bubble", "as without interleaving", lambda q: q["no_interleave"], "no_interleave"),
+)
+STEP_KNOWN = {
+    WHOLE: ((1e3, "milliseconds"), (1e6, "microseconds")),
+    "compute": ((0.5, "peak"),),
+    "tensor-parallel all-reduces": ((0, "no_tp"),),
+    "data-parallel traffic": ((0, "no_dp"),),
+    "bubble": ((0, "no_bubble"),),
+    "pipeline sends": ((0, "no_pp"),),
+    "communication": ((0, "no_comm"),),
+}
 STEP_HINTS = {
     "no_bubble": (
         "the pipeline bubble is missing: with p stages a fraction (p - 1)/(v m + p - 1) of the "
         "step idles, so the busy time is divided by 1 - bubble."
     ),
+    "bubble_times": (
+        "the bubble is a fraction of the whole step, (p - 1)/(v m + p - 1) of it idle, so "
+        "step = busy / (1 - bubble), not busy x (1 + bubble)."
+    ),
     "peak": (
-        "that is at the GPU's peak: the planner assumes the matmuls reach MFU = 0.5 of the dense "
-        "peak (gu.flops.peak_flops x 0.5)."
+        "as at the GPU's dense peak: the planner assumes the matmuls reach MFU = 0.5 of it "
+        "(gu.flops.peak_flops x 0.5), with 6N + 12 L h s FLOPs per token (8N + 16 L h s with "
+        "full recompute)."
     ),
     "forward_only": (
         "that counts the forward pass only, 2N FLOPs per token: the backward pass costs twice "
@@ -702,10 +1358,28 @@ STEP_HINTS = {
         "the tensor-parallel all-reduces are missing: 4 per layer and micro-batch (6 with full "
         "recompute) of 2 s b h bytes, on the critical path (gu.collectives)."
     ),
+    "tp_forward_only": (
+        "the backward pass all-reduces too: 2 all-reduces per layer and micro-batch forward and "
+        "2 backward, 4 (6 with full recompute, whose repeated forward adds 2), not the forward's "
+        "2 alone."
+    ),
+    "tp_no_recompute": (
+        "full recomputation repeats the forward and so its 2 all-reduces: 6 per layer and "
+        "micro-batch, not 4."
+    ),
+    "no_pp": (
+        "the pipeline sends are missing: v m + p - 2 sends each way of the 2 s b h / t bytes of a "
+        "micro-batch's activations, on the critical path (the network when tp x pp > 8)."
+    ),
     "no_dp": (
         "the data-parallel traffic is missing: ZeRO-0/1 all-reduce the bf16 gradients once per "
         "step; ZeRO-2 reduce-scatters them on every micro-batch, (m + 1) x 2 bytes per parameter "
         "held; not hidden in the planner's default."
+    ),
+    "allreduce_per_micro": (
+        "ZeRO-0 and ZeRO-1 accumulate the gradients over the m micro-batches and all-reduce them "
+        "once per step, not once per micro-batch (only ZeRO-2, which keeps just its shard, "
+        "reduce-scatters on every micro-batch)."
     ),
     "no_recompute_flops": (
         "full recomputation runs every forward twice: 8N + 16 L h s FLOPs per token instead of "
@@ -723,17 +1397,124 @@ STEP_HINTS = {
         "each model replica (tp x pp GPUs) processes only batch/dp tokens: divide the batch's "
         "FLOPs by all 256 GPUs."
     ),
+    "not_divided": (
+        "a replica's tp x pp GPUs share its FLOPs (t splits each matmul, p the layers): each "
+        "GPU computes the batch's FLOPs / dp / (tp x pp), that is / 256."
+    ),
     "zero2_once": (
         "ZeRO-2 keeps only its shard of the gradients, so it cannot accumulate them: it "
         "reduce-scatters them on every micro-batch, then all-gathers the new weights once, "
         "(m + 1) x 2 bytes per parameter held per step, not ZeRO-1's single all-reduce."
     ),
     "milliseconds": "return seconds, not milliseconds.",
+    "microseconds": "return seconds, not microseconds.",
+}
+STEP_TERM_HINTS = {
+    WHOLE: "every term so: a unit (seconds) or a constant of every term.",
+    "compute": (
+        "hardware FLOPs per token (gu.flops.hardware_flops_per_token with the layout's recompute "
+        "and flash attention) x 2**21 tokens / (256 GPUs x peak x MFU 0.5), divided by "
+        "1 - bubble."
+    ),
+    "tensor-parallel all-reduces": (
+        "4 all-reduces (6 with full recompute) per layer of a stage and per micro-batch, of "
+        "2 s b h bytes over the t GPUs of a node (gu.collectives), divided by 1 - bubble."
+    ),
+    "busy time (compute and all-reduces)": (
+        "compute + tensor-parallel all-reduces, divided by 1 - bubble, bubble = "
+        "(p - 1)/(v m + p - 1)."
+    ),
+    "bubble": "(compute + all-reduces) x bubble / (1 - bubble), bubble = (p - 1)/(v m + p - 1).",
+    "pipeline sends": (
+        "v m + p - 2 sends each way of 2 s b h / t bytes (over the network when tp x pp > 8)."
+    ),
+    "data-parallel traffic": (
+        "with ZeRO-0/1 one all-reduce of the bf16 gradients a GPU holds per step; with ZeRO-2 a "
+        "reduce-scatter per micro-batch and one all-gather; over the dp ranks (gu.collectives)."
+    ),
+    "communication": (
+        "tensor-parallel all-reduces, pipeline sends and data-parallel traffic, none hidden "
+        "(Megatron-LM's defaults)."
+    ),
+}
+STEP_SETTING_TERMS = {
+    "the ZeRO stage": (
+        "the data-parallel traffic (ZeRO-0/1: one all-reduce per step; ZeRO-2: a reduce-scatter "
+        "per micro-batch and one all-gather)"
+    ),
+    "the micro-batch size": (
+        "m = 256 / (dp x b): the bubble (p - 1)/(v m + p - 1), the v m + p - 2 pipeline sends "
+        "and the all-reduces per micro-batch, whose bytes grow with b"
+    ),
+    "recompute": (
+        "the FLOPs per token (8N + 16 L h s with full recomputation) and the all-reduces per "
+        "layer (6 instead of 4)"
+    ),
+    "tp (dp changing with it)": (
+        "each GPU's compute (1/256 of the batch's), the all-reduces' size and count, the "
+        "micro-batches m = 256 / (dp x b) and the data-parallel group"
+    ),
+    "pp (dp changing with it)": (
+        "the bubble, the layers per stage whose all-reduces a GPU runs, the pipeline sends and "
+        "the micro-batches m = 256 / (dp x b)"
+    ),
+    "the interleave v": "the bubble (p - 1)/(v m + p - 1) and the v m + p - 2 pipeline sends",
+    "parts": (
+        "compute",
+        "tensor-parallel all-reduces",
+        "bubble",
+        "pipeline sends",
+        "data-parallel traffic",
+    ),
 }
 STEP_GENERIC = (
     "step = (compute + tensor-parallel all-reduces) / (1 - bubble) + pipeline sends + "
     "data-parallel traffic; compute = hardware FLOPs per token x tokens / (256 GPUs x peak x "
     "MFU 0.5) on the busiest stage; each collective's time from chapter 08's cost model."
+)
+#: No ZeRO-3 (see STEP_PANEL).
+STEP_PROBES = (
+    _probe("the ZeRO stage", ("0", "1", "2"), tuple(_layout(32, 8, 1, z) for z in range(3))),
+    _probe(
+        "the micro-batch size", ("1", "2", "4"), tuple(_layout(16, 4, 4, 1, b=b) for b in (1, 2, 4))
+    ),
+    _probe(
+        "recompute",
+        ("none", "full"),
+        tuple(_layout(16, 4, 4, 1, recompute=r) for r in ("none", "full")),
+    ),
+    _probe(
+        "tp (dp changing with it)",
+        ("2", "4", "8"),
+        (_layout(16, 2, 8, 1), _layout(8, 4, 8, 1), _layout(4, 8, 8, 1)),
+    ),
+    _probe(
+        "pp (dp changing with it)",
+        ("2", "4", "8"),
+        (_layout(32, 4, 2, 1), _layout(16, 4, 4, 1), _layout(8, 4, 8, 1)),
+    ),
+    _probe(
+        "the interleave v", ("1", "2", "4"), tuple(_layout(16, 4, 4, 1, v=v) for v in (1, 2, 4))
+    ),
+)
+
+STEP = Figure(
+    "planner_step_time",
+    "seconds per step",
+    "s",
+    STEP_PANEL,
+    STEP_PROBES,
+    step_terms,
+    STEP_RELATIONS,
+    STEP_KNOWN,
+    STEP_TOL,
+    STEP_HINTS,
+    STEP_TERM_HINTS,
+    STEP_SETTING_TERMS,
+    STEP_GENERIC,
+    copied_tol=COPIED_TOL,
+    parts=lambda layout: dict(evaluate(layout).step_parts),
+    other_terms=(bandwidth_step_terms,),
 )
 
 
@@ -741,45 +1522,15 @@ def _close(a: float, b: float, tol: float) -> bool:
     return math.isclose(a, b, rel_tol=tol)
 
 
-def classify(values: list[float], variants: list[dict], tol: float) -> list[str]:
-    """The mistakes whose values match ``values`` within ``tol`` on every layout (and that are
-    not right everywhere), nearest first; when the nearest is clearly nearer (half the summed
-    log-distance of the next, or less) only that one."""
-    names = [k for k in variants[0] if k != "right"]
-    found = []
-    for name in names:
-        matches = all(_close(g, v[name], tol) for g, v in zip(values, variants, strict=True))
-        if matches and not all(_close(v[name], v["right"], tol) for v in variants):
-            distance = sum(
-                abs(math.log(max(got, 1e-300) / max(v[name], 1e-300)))
-                for got, v in zip(values, variants, strict=True)
-            )
-            found.append((distance, name))
-    found.sort()
-    if len(found) > 1 and found[0][0] <= 0.5 * found[1][0]:
-        return [found[0][1]]
-    return [name for _, name in found]
-
-
-def _panel_check(
-    exercise_id: str,
-    answer,
-    panel: tuple[dict, ...],
-    variants_of: Callable[[dict], dict],
-    hints: dict,
-    generic: str,
-    tol: float,
-    unit: str,
-    what: str,
-    copied_tol: float = 0.0,
-) -> CheckResult:
-    """Call ``answer`` on every layout of ``panel`` and compare with the planner's figures;
-    ``copied_tol`` > 0: agreement that close on every layout is a copy (:data:`COPIED_TOL`)."""
+def _panel_check(figure: Figure, answer) -> CheckResult:
+    """Call ``answer`` on every layout of the figure's panel and compare with the planner's
+    figures; when it is off, gather the evidence (probes included) and hint from it."""
+    exercise_id, unit = figure.exercise_id, figure.unit
     problem = _function_check(exercise_id, answer)
     if problem is not None:
         return problem
     values = []
-    for layout in panel:
+    for layout in figure.panel:
         value, problem, called = _call(exercise_id, answer, (dict(layout),), allow_plan=False)
         if called:
             return _planner_called(exercise_id, called)
@@ -799,62 +1550,50 @@ def _panel_check(
         if number is None:
             if value is None and layout is OFF_GRID:
                 return _lookup_failed(exercise_id, layout, "it returned None")
-            return _not_a_number(exercise_id, value, what, unit)
+            return _not_a_number(exercise_id, value, figure.what, unit)
         values.append(number)
-    variants = [variants_of(layout) for layout in panel]
-    right = [v["right"] for v in variants]
-    if copied_tol and all(_close(got, r, copied_tol) for got, r in zip(values, right, strict=True)):
-        return _copied(exercise_id, what, f"on all {len(panel)} layouts")
-    wrong = [
-        i for i, (got, r) in enumerate(zip(values, right, strict=True)) if not _close(got, r, tol)
-    ]
+    right = [figure.terms(layout)[WHOLE] for layout in figure.panel]
+    n = len(figure.panel)
+    if figure.copied_tol and all(
+        _close(got, r, figure.copied_tol) for got, r in zip(values, right, strict=True)
+    ):
+        return _copied(exercise_id, figure.what, f"on all {n} layouts")
+    wrong = [i for i in range(n) if not _close(values[i], right[i], figure.tol)]
     if not wrong:
+        evidence = gather_evidence(figure, list(figure.panel), values, answer)
+        fit = evidence.cause()
+        if fit is not None and fit.variant and mistake_is_nearer(evidence, fit):
+            return failed(
+                exercise_id,
+                f"Your prediction is within {figure.tol:.0%} of the planner's on the {n} layouts "
+                f"of the panel, but on all {len(evidence.layouts)} layouts tried it is nearer a "
+                "known mistake than the planner's figure.",
+                hint_from(figure, evidence),
+            )
         return passed(
             exercise_id,
-            f"Your prediction is within {tol:.0%} of the planner's on all {len(panel)} layouts "
-            f"(e.g. {short(panel[0])}: {_fmt(values[0], unit)}).",
+            f"Your prediction is within {figure.tol:.0%} of the planner's on all {n} layouts "
+            f"(e.g. {short(figure.panel[0])}: {_fmt(values[0], unit)}).",
         )
     lines = [
-        f"  {short(panel[i])}: yours {_fmt(values[i], unit)}, the planner's {_fmt(right[i], unit)}"
+        f"  {short(figure.panel[i])}: yours {_fmt(values[i], unit)}, the planner's "
+        f"{_fmt(right[i], unit)}"
         for i in wrong
     ]
     what_line = (
-        f"Your prediction is off by more than {tol:.0%} on {len(wrong)} of {len(panel)} "
+        f"Your prediction is off by more than {figure.tol:.0%} on {len(wrong)} of {n} "
         "layouts:\n" + "\n".join(lines)
     )
-    found = classify(values, variants, tol)
-    texts = list(dict.fromkeys(hints[k] for k in found))
-    hint = texts[0] if len(texts) == 1 else generic
-    return failed(exercise_id, what_line, hint)
+    evidence = gather_evidence(figure, list(figure.panel), values, answer)
+    return failed(exercise_id, what_line, hint_from(figure, evidence))
 
 
 def _check_memory(answer) -> CheckResult:
-    return _panel_check(
-        "planner_memory_prediction",
-        answer,
-        MEMORY_PANEL,
-        memory_variants,
-        MEMORY_HINTS,
-        MEMORY_GENERIC,
-        MEMORY_TOL,
-        "GiB",
-        "memory per GPU",
-    )
+    return _panel_check(MEMORY, answer)
 
 
 def _check_step(answer) -> CheckResult:
-    return _panel_check(
-        "planner_step_time",
-        answer,
-        STEP_PANEL,
-        step_variants,
-        STEP_HINTS,
-        STEP_GENERIC,
-        STEP_TOL,
-        "s",
-        "seconds per step",
-        copied_tol=COPIED_TOL,
-    )
+    return _panel_check(STEP, answer)
 
 
 # --- choosing a layout ------------------------------------------------------------------------
@@ -916,7 +1655,7 @@ def _check_layout(answer) -> CheckResult:
     judged = _judged_as(layout)
     if ratio > FACTOR:
         diff = main_differences(x, best)
-        extra = step_parts(x)[diff[0]] - step_parts(best)[diff[0]]
+        extra = x.step_parts[diff[0]] - best.step_parts[diff[0]]
         return failed(
             eid,
             f"{short(layout)} fits ({x.memory_per_gpu / GIB:.1f} GiB), but its step, "
@@ -942,10 +1681,10 @@ DEFEND_EXAMPLE = (
 )
 
 
-def _one_layout_hint(values: dict, got: float, tol: float, hints: dict) -> str | None:
-    """The hint of the mistake nearest to ``got`` on one layout, if one stands out."""
-    texts = list(dict.fromkeys(hints[k] for k in classify([got], [values], tol)))
-    return texts[0] if len(texts) == 1 else None
+def _one_layout_hint(figure: Figure, layout: dict, got: float) -> str:
+    """The hint for one figure of a defence: the cause when one known relation alone gives it on
+    this layout, else the planner's terms for it (and the causes that would give it)."""
+    return hint_from(figure, gather_evidence(figure, [layout], [got]))
 
 
 def _check_defend(answer) -> CheckResult:
@@ -987,26 +1726,26 @@ def _check_defend(answer) -> CheckResult:
     if memory_gib is None:
         return failed(eid, f"memory_gib is {_shown(value['memory_gib'])}.", "give a number of GiB.")
     if not _close(memory_gib, x.memory_per_gpu / GIB, MEMORY_TOL):
-        hint = _one_layout_hint(memory_variants(layout), memory_gib, MEMORY_TOL, MEMORY_HINTS)
+        hint = _one_layout_hint(MEMORY, layout, memory_gib)
         return failed(
             eid,
             f"memory_gib: yours {memory_gib:.3g} GiB, the planner's "
             f"{x.memory_per_gpu / GIB:.3g} GiB for {short(layout)}.",
-            hint or MEMORY_GENERIC,
+            hint,
         )
     if step is None:
         return failed(eid, f"step_seconds is {_shown(value['step_seconds'])}.", "give seconds.")
     if _close(step, x.step_time, COPIED_TOL):
         return _copied(eid, "step_seconds", f"for {short(layout)}")
     if not _close(step, x.step_time, STEP_TOL):
-        hint = _one_layout_hint(step_variants(layout), step, STEP_TOL, STEP_HINTS)
+        hint = _one_layout_hint(STEP, layout, step)
         return failed(
             eid,
             f"step_seconds: yours {step:.3g} s, the planner's {x.step_time:.3g} s for "
             f"{short(layout)}.",
-            hint or STEP_GENERIC,
+            hint,
         )
-    parts = step_parts(x)
+    parts = x.step_parts
     shares = ", ".join(f"{k} {parts[k]:.2g} s" for k in PARTS)
     if value["bound"] not in BOUNDS:
         return failed(
@@ -1049,7 +1788,7 @@ def _check_defend(answer) -> CheckResult:
             'main_difference is "none" or one of "' + '", "'.join(PARTS) + '".',
         )
     if choice not in allowed:
-        best_parts = step_parts(best)
+        best_parts = best.step_parts
         delta = ", ".join(f"{k} {parts[k] - best_parts[k]:+.2g} s" for k in PARTS)
         expected_word = diffs[0] if diffs else "none"
         return failed(
