@@ -1773,6 +1773,45 @@ def _one_layout_hint(figure: Figure, layout: dict, got: float) -> str:
     return hint_from(figure, gather_evidence(figure, [layout], [got]))
 
 
+VS_BEST_READINGS = {
+    "inverse": "vs_best is your step time divided by the planner's best, not the other way round.",
+    "excess": (
+        "vs_best is the ratio of the two step times itself (1.13 for 13% slower), not the "
+        "fraction by which yours is slower."
+    ),
+    "percent": "vs_best is a ratio (1.13), not a percentage (113).",
+    "percent_excess": "vs_best is a ratio (1.13 for 13% slower), not the percentage slower (13).",
+    "unruled": (
+        "the best to compare with is the fastest fitting layout that keeps the lab's rules "
+        "(`ranked[0]`); the planner's own first layout may break them (uneven stages)."
+    ),
+}
+
+
+def _vs_best_hint(ratio: float | None, expected: float, x: parallelism.Layout) -> str:
+    """The reading of vs_best that gives the learner's number, if one does: its inverse, the
+    excess over 1, a percentage, or the planner's best without the lab's rules."""
+    if ratio is not None:
+        ranked = parallelism.plan(model(), cluster(), JOB["global_batch_tokens"])
+        unruled = next(r for r in ranked if r.fits)
+        readings = {
+            "inverse": 1 / expected,
+            "excess": expected - 1,
+            "percent": 100 * expected,
+            "percent_excess": 100 * (expected - 1),
+            "unruled": x.step_time / unruled.step_time,
+        }
+        for name, value in readings.items():
+            if abs(ratio - value) <= max(RATIO_TOL * abs(value), 0.02) and not _close(
+                value, expected, RATIO_TOL
+            ):
+                return VS_BEST_READINGS[name]
+    return (
+        "vs_best = your step time / the step time of the planner's best layout that keeps "
+        "the lab's rules (the first fitting one of gu.parallelism.plan that does)."
+    )
+
+
 def _check_defend(answer) -> CheckResult:
     eid = "planner_defend"
     if not callable(answer):
@@ -1852,12 +1891,7 @@ def _check_defend(answer) -> CheckResult:
     ratio, expected = _number(value["vs_best"]), x.step_time / best.step_time
     if ratio is None or not _close(ratio, expected, RATIO_TOL):
         shown = _shown(value["vs_best"]) if ratio is None else f"{ratio:.3g}"
-        hint = (
-            "vs_best is your step time divided by the planner's best, not the other way round."
-            if ratio and _close(1 / ratio, expected, RATIO_TOL)
-            else "vs_best = your step time / the step time of the planner's best layout that keeps "
-            "the lab's rules (the first fitting one of gu.parallelism.plan that does)."
-        )
+        hint = _vs_best_hint(ratio, expected, x)
         return failed(
             eid,
             f"vs_best: yours {shown}, the planner's {expected:.3g} ({best.short()}, "
