@@ -768,3 +768,22 @@ def test_a_small_simplification_passes_and_a_hidden_mistake_does_not():
     result = run("planner_step_time", forward_only)
     assert not result.passed and "nearer a known mistake" in result.message
     only_hint(result.message, C.STEP_HINTS, "tp_forward_only")
+
+
+def test_a_unit_on_top_of_a_mistake_names_both():
+    """GB instead of GiB and ZeRO ignored: no one relation fits, but divided by the unit's
+    1.074 the answer is the ZeRO mistake's on every layout; both are named."""
+
+    def gigabytes_no_zero(layout):
+        return memory_answer("no_zero")(layout) * 2**30 / 1e9
+
+    result = run("planner_memory_prediction", gigabytes_no_zero)
+    assert not result.passed and "two mistakes" in result.message
+    assert C.MEMORY_HINTS["gigabytes"] in result.message
+    assert C.MEMORY_HINTS["no_zero"] in result.message
+
+
+def test_a_constant_answer_is_told_it_does_not_respond():
+    result = run("planner_memory_prediction", lambda layout: 40.0)
+    assert not result.passed and "yours stay at 40 GiB" in result.message
+    assert not any(text in result.message for text in C.MEMORY_HINTS.values())

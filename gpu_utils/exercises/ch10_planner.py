@@ -694,6 +694,9 @@ class Evidence:
     #: when no one relation explains the answer: the terms whose constant factors (other than 1)
     #: together reproduce it on every layout, with the factors
     combined: tuple[tuple[str, float], ...] = ()
+    #: a unit mistake (a known factor on the whole figure) found under the fits: they hold for
+    #: the answer divided by it
+    unit_mistake: str = ""
 
     def cause(self) -> Fit | None:
         """The fit that names the cause: the nearest, when every fit about as near (within twice
@@ -832,19 +835,18 @@ def gather_evidence(figure: Figure, layouts: list[dict], yours: list[float], ans
         if all(y > 0 for y in yours)
         else math.inf
     )
-    fits = []
-    if all(y > 0 for y in yours):
-        relations = figure.relations if len(layouts) > 1 else figure.single_layout_relations()
-        for relation in relations:
-            found = [
-                _contribution_fit(relation, facts, yours, figure.known, figure.fit_tol)
-                for facts in bases
-            ]
-            found = [f for f in found if f is not None]
-            if found:
-                fits.append(min(found, key=lambda f: f.distance))
-    fits.sort(key=lambda f: f.distance)
+    fits = _fits(figure, bases, yours)
     wrong = tuple(i for i in range(n_panel) if not _close(yours[i], right[i], figure.tol))
+    unit_mistake = ""
+    if not fits and len(layouts) > 1:  # a unit on top of one mistake: the mistake, in units
+        for value, name in figure.known.get(WHOLE, ()):
+            scaled = _fits(figure, bases, [y / value for y in yours])
+            if (
+                scaled
+                and Evidence("", "", tuple(layouts), (), (), (), tuple(scaled), (), ()).cause()
+            ):
+                fits, unit_mistake = scaled, name
+                break
     combined = ()
     if not fits and len(layouts) > 1 and all(y > 0 for y in yours):
         combined = (
@@ -867,7 +869,27 @@ def gather_evidence(figure: Figure, layouts: list[dict], yours: list[float], ans
         tuple(r.setting for r in matched),
         distance_right,
         tuple(combined),
+        unit_mistake,
     )
+
+
+def _fits(figure: Figure, bases: list, yours: list[float]) -> list[Fit]:
+    """The relations of ``figure`` that reproduce ``yours`` against any split of the planner's
+    figure in ``bases``, nearest first (on one layout only those that say something there)."""
+    if not all(y > 0 for y in yours):
+        return []
+    n = len(bases[0])
+    relations = figure.relations if n > 1 else figure.single_layout_relations()
+    fits = []
+    for relation in relations:
+        found = [
+            _contribution_fit(relation, facts, yours, figure.known, figure.fit_tol)
+            for facts in bases
+        ]
+        found = [f for f in found if f is not None]
+        if found:
+            fits.append(min(found, key=lambda f: f.distance))
+    return sorted(fits, key=lambda f: f.distance)
 
 
 def _combined_fit(figure: Figure, facts: list[tuple[dict, dict]], yours: list[float]):
@@ -937,6 +959,12 @@ def hint_from(figure: Figure, evidence: Evidence) -> str:
             else ("on this layout" if n == 1 else f"on all {n} layouts")
         )
         seen = f"yours equal the planner's figures with its {term} {fit.how} {where}"
+        if evidence.unit_mistake:
+            factor = dict((n_, v) for v, n_ in figure.known[WHOLE])[evidence.unit_mistake]
+            seen = (
+                f"yours are {factor:.4g} times the planner's figures with its {term} {fit.how} "
+                f"{where}: two mistakes. First, {figure.hints[evidence.unit_mistake]} Second"
+            )
         if fit.variant:
             return f"{seen}: {figure.hints[fit.variant]}"
         note = ""
@@ -964,10 +992,16 @@ def hint_from(figure: Figure, evidence: Evidence) -> str:
         )
     if evidence.responses:
         r = evidence.responses[0]
+        same = max(r.yours) <= min(r.yours) * 1.01
+        yours = (
+            f"yours stay at {r.yours[0]:.3g} {figure.unit} (within 1%)"
+            if same
+            else f"yours go {_series(r.yours, figure.unit)}"
+        )
         text = (
-            f"when only {r.setting} changes ({', '.join(r.values)}), yours go "
-            f"{_series(r.yours, figure.unit)}, the planner's {_series(r.planner, figure.unit)}: "
-            f"check what depends on {r.setting}, {figure.setting_terms[r.setting]}"
+            f"when only {r.setting} changes ({', '.join(r.values)}), {yours}, the planner's "
+            f"{_series(r.planner, figure.unit)}: check what depends on {r.setting}, "
+            f"{figure.setting_terms[r.setting]}"
         )
         if evidence.matched:
             text += f" (yours respond as the planner's to {', '.join(evidence.matched)})"
