@@ -1077,6 +1077,13 @@ MEMORY_RELATIONS = (
         lambda q: 1 / q["in_flight"],
         "one_in_flight",
     ),
+    Relation("activations", "x m", lambda q: q["m"], "batch_as_micro"),
+    Relation(
+        "activations",
+        "x (dp x m / the micro-batches in flight)",
+        lambda q: q["dp"] * q["m"] / q["in_flight"],
+        "global_batch",
+    ),
     Relation("activations", "x tp", lambda q: q["tp"], "activations_not_split"),
     Relation("activations", "x pp", lambda q: q["pp"], "all_layers"),
     Relation(
@@ -1191,6 +1198,16 @@ MEMORY_HINTS = {
     "whole_batch": (
         "that holds every micro-batch of the rank's batch at once; each micro-batch's backward "
         "frees its activations, so only those in flight are held: 1 without a pipeline, "
+        "min(p, m) with 1F1B, min(v m, v p + p - 1) chunks of L/(p v) layers interleaved."
+    ),
+    "batch_as_micro": (
+        "a layer's activations are those of one micro-batch, b = micro_batch_size sequences, "
+        "not of the rank's m x b: pass micro_batch_size to activation_bytes_per_layer and "
+        "multiply by the micro-batches in flight (1 without a pipeline, min(p, m) with 1F1B)."
+    ),
+    "global_batch": (
+        "each data-parallel rank holds activations for its own micro-batches only (the batch's "
+        "256 sequences are split over dp), and only for those in flight: 1 without a pipeline, "
         "min(p, m) with 1F1B, min(v m, v p + p - 1) chunks of L/(p v) layers interleaved."
     ),
     "no_activations": (
