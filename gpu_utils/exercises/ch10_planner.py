@@ -1108,7 +1108,8 @@ MEMORY_RELATIONS = (
     ),
     Relation(
         "activations",
-        "x (p, or v p + p - 1 chunks, over those in flight)",
+        "counted as p micro-batches in flight (v p + p - 1 chunks interleaved), "
+        "without the min() with m",
         lambda q: q["no_min"],
         "no_min",
     ),
@@ -1421,13 +1422,13 @@ STEP_RELATIONS = (
     ),
     Relation(
         "tensor-parallel all-reduces",
-        "x 2 / (4 or 6 with full recompute)",
+        "x 2 / (4, or 6 with full recompute)",
         lambda q: 2 / q["passes"],
         "tp_forward_only",
     ),
     Relation(
         "tensor-parallel all-reduces",
-        "x 4 / (4 or 6 with full recompute)",
+        "x 4 / (4, or 6 with full recompute)",
         lambda q: 4 / q["passes"],
         "tp_no_recompute",
     ),
