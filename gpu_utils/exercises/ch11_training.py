@@ -205,10 +205,18 @@ class _SyncCounter(TorchFunctionMode):
         {"item", "tolist", "numpy", "cpu", "__float__", "__int__", "__bool__", "__index__"}
         | {"__format__", "__repr__", "__str__"}
     )
+    #: Functions that make a new tensor on the default device (the CPU) unless told otherwise.
+    FACTORIES = frozenset(
+        {"zeros", "ones", "empty", "full", "tensor", "as_tensor", "arange", "linspace"}
+        | {"rand", "randn", "randint"}
+    )
+    #: What a copy into such a host tensor is called in the counter's list.
+    INTO_HOST = "an assignment into a tensor made on the CPU"
 
     def __init__(self) -> None:
         super().__init__()
         self.calls: list[str] = []
+        self.host: list[torch.Tensor] = []  # tensors the learner's code made on the CPU
 
     def syncs(self, name: str, args, kwargs) -> bool:
         """Whether this call, from the learner's code, makes the host wait for the device: one of
@@ -231,9 +239,27 @@ class _SyncCounter(TorchFunctionMode):
             return False
         if kwargs.get("non_blocking") or (name == "copy_" and len(args) > 2 and args[2]):
             return False
-        if source.device.type == "cpu" and (
-            torch.cuda.is_available() or not source.is_floating_point()
-        ):
+        if not self._from_device(source):
+            return False
+        return not _called_from_torch(3)
+
+    def _from_device(self, source: torch.Tensor) -> bool:
+        """Whether ``source`` would be on the GPU there: on a GPU, ``source`` is; on a machine
+        without one, a floating-point tensor that the learner's code did not make on the CPU."""
+        if torch.cuda.is_available():
+            return source.device.type != "cpu"
+        return source.is_floating_point() and not any(source is t for t in self.host)
+
+    def into_host(self, name: str, args, kwargs) -> bool:
+        """Whether this call stores a device tensor into a tensor the learner's code made on
+        the CPU (``losses = torch.empty(n)``, then ``losses[i] = loss.detach()``): a copy to
+        the host, which waits for the device as ``.cpu()`` does."""
+        if name not in ("__setitem__", "index_put_") or len(args) < 3:
+            return False
+        target, value = args[0], args[2]
+        if not isinstance(value, torch.Tensor) or not isinstance(target, torch.Tensor):
+            return False
+        if not any(target is t for t in self.host) or not self._from_device(value):
             return False
         return not _called_from_torch(3)
 
@@ -241,7 +267,24 @@ class _SyncCounter(TorchFunctionMode):
         name = getattr(func, "__name__", "")
         if self.syncs(name, args, kwargs):
             self.calls.append(name)
-        return func(*args, **(kwargs or {}))
+        elif self.into_host(name, args, kwargs):
+            self.calls.append(self.INTO_HOST)
+        result = func(*args, **(kwargs or {}))
+        if name in self.FACTORIES and isinstance(result, torch.Tensor):
+            # device="cpu" or none: the host. A torch.device is taken to be the model's or the
+            # loss's (device=loss.device), which is the CPU only on a machine without a GPU.
+            device = (kwargs or {}).get("device")
+            on_host = _is_cpu(device) if isinstance(device, str) else device is None
+            on_host = on_host and (device is not None or _default_on_cpu())
+            if on_host and not _called_from_torch(2):
+                self.host.append(result)
+        return result
+
+
+def _default_on_cpu() -> bool:
+    """Whether a tensor made without a device goes to the CPU (no default device set)."""
+    default = getattr(torch, "get_default_device", None)
+    return default is None or default().type == "cpu"
 
 
 def _is_cpu(target) -> bool:
@@ -737,10 +780,23 @@ def _run_no_sync(exercise_id: str, answer) -> CheckResult:
         )
     if len(counter.calls) > 1:
         calls = ", ".join(sorted(set(counter.calls)))
+        what = (
+            f"Your loop made the host wait for the device {len(counter.calls)} times for "
+            f"{SYNC_STEPS} steps (through {calls})."
+        )
+        if set(counter.calls) == {counter.INTO_HOST}:
+            return failed(
+                exercise_id,
+                what,
+                "your losses tensor was made on the CPU (no `device=`), so storing a loss in "
+                "it, `losses[i] = loss.detach()`, copies the loss to the host: on a GPU that "
+                "waits for every queued kernel, like `.item()`. Make it where the loss is, "
+                "`torch.empty(len(batches), device=loss.device)` (or the model's device), or "
+                "keep the `loss.detach()` values in a list and `torch.stack` them after the loop.",
+            )
         return failed(
             exercise_id,
-            f"Your loop made the host wait for the device {len(counter.calls)} times for "
-            f"{SYNC_STEPS} steps (through {calls}).",
+            what,
             "`.item()`, float(), print() of a tensor and `if loss < ...` all copy a value to the "
             "host, and on a GPU the host waits for every queued kernel. Keep the losses on the "
             "device with `loss.detach()` and read them once, after the loop.",

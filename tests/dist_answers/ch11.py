@@ -305,10 +305,10 @@ ANSWERS = {
             """,
         ),
         right(
-            "preallocated",
+            "preallocated_on_the_models_device",
             """
             def run_steps(model, optimizer, batches):
-                losses = torch.empty(len(batches))
+                losses = torch.empty(len(batches), device=next(model.parameters()).device)
                 for i, (x, y) in enumerate(batches):
                     logits, _ = model(x)
                     loss = F.cross_entropy(logits.flatten(0, 1), y.flatten())
@@ -334,6 +334,23 @@ ANSWERS = {
                     losses.append(loss.item())
                 return losses
             """,
+        ),
+        wrong(
+            "preallocated_on_the_cpu",
+            "efficiency",
+            ("wait for the device 4 times", "made on the CPU", "device=loss.device"),
+            """
+            def run_steps(model, optimizer, batches):
+                losses = torch.zeros(len(batches))
+                for i, (x, y) in enumerate(batches):
+                    _, loss = model(x, y)
+                    loss.backward()
+                    optimizer.step()
+                    optimizer.zero_grad()
+                    losses[i] = loss.detach()
+                return losses
+            """,
+            absent=("`.item()`, float(), print()",),
         ),
         wrong(
             "to_cpu_every_step",
