@@ -34,6 +34,7 @@ def check_numba_cuda_version() -> None:
     if _version_checked:
         return
     _version_checked = True
+    select_engine()  # runs once, when gu.warp joins numba's simulator (import gpu_utils)
     found = installed_version()
     if found.split(".")[:2] != TESTED_NUMBA_CUDA.split("."):
         warnings.warn(
@@ -53,3 +54,36 @@ def require_simulator_internals(module, *names: str) -> None:
             f"{module.__name__} has no {', '.join(missing)}: this numba-cuda release changed the "
             f"simulator internals gpu_utils uses (warp intrinsics, gu.trace). {PIN_ADVICE}"
         )
+
+
+_engine_hooked = False
+
+
+def select_engine() -> str:
+    """``GPU_COURSE_SIM=course`` (issue 29, opt-in): launches of ``@cuda.jit`` kernels in
+    simulator mode go through the course's engine (:mod:`gpu_utils.sim`) instead of numba-cuda's
+    threads; unset or ``numba`` changes nothing. Read once; returns the engine in use."""
+    global _engine_hooked
+    from .sim import engine
+
+    chosen = engine()
+    if chosen != "course" or _engine_hooked:
+        return chosen
+    from numba.cuda.simulator import kernel
+
+    require_simulator_internals(kernel, "FakeCUDAKernel", "_get_kernel_context")
+    original = kernel.FakeCUDAKernel.__call__
+
+    def __call__(self, *args):
+        if self._device or kernel._get_kernel_context() is not None or self.extensions:
+            return original(self, *args)
+        from numba.cuda.errors import normalize_kernel_dimensions
+
+        from .sim import launch
+
+        grid_dim, block_dim = normalize_kernel_dimensions(self.grid_dim, self.block_dim)
+        launch(self.fn, grid_dim, block_dim, *args, dynshared_size=self.dynshared_size)
+
+    kernel.FakeCUDAKernel.__call__ = __call__
+    _engine_hooked = True
+    return chosen

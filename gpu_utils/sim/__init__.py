@@ -1,0 +1,61 @@
+"""The course's own CUDA simulator (issue 29, first engine): runs ``@cuda.jit`` kernels without
+a GPU, every CUDA thread of a block a Python generator in one OS thread, barriers as ``yield``.
+
+Opt-in for now: numba-cuda's simulator stays the default. ``GPU_COURSE_SIM=course`` (read once,
+when numba's simulator is first used) sends launches of ``@cuda.jit`` kernels in simulator mode
+through this engine; ``numba`` or unset keeps numba-cuda's. Directly::
+
+    from gpu_utils import sim
+    sim.launch(kernel.py_func, blocks, threads, a, b, out)   # or the kernel itself
+
+What it runs: 1-3-D grids and blocks, ``cuda.grid``/``gridsize``, thread and block indices and
+dims, static and dynamic shared arrays (per block), local and const arrays, device functions
+(which may reach a barrier), ``syncthreads`` and its ``_count/_and/_or`` forms, ``syncwarp``,
+``threadfence*``, the atomics, numba-cuda simulator's math, bit and fp16 functions, numpy and
+device arrays. Where a GPU would hang or be undefined it raises with the thread, the line and
+the cause: a barrier not every thread reaches (:class:`BarrierDivergence`), an index outside an
+array, negative ones included (:class:`IndexOutOfBounds`), a block that runs past
+``LOOP_LIMIT_S`` (:class:`KernelLoops`). Not yet: the warp intrinsics of ``gu.warp`` (shuffles,
+votes; :class:`NotHandledYet` says so), ``gu.trace`` and the race detector (numba's engine).
+"""
+
+from __future__ import annotations
+
+import os
+
+from .engine import (
+    LOOP_LIMIT_S,
+    BarrierDivergence,
+    KernelLoops,
+    SimulatorError,
+    launch,
+)
+from .rewrite import IndexOutOfBounds, NotHandledYet
+
+ENV = "GPU_COURSE_SIM"
+ENGINES = ("numba", "course")
+
+__all__ = [
+    "ENV",
+    "LOOP_LIMIT_S",
+    "BarrierDivergence",
+    "IndexOutOfBounds",
+    "KernelLoops",
+    "NotHandledYet",
+    "SimulatorError",
+    "engine",
+    "launch",
+]
+
+
+def engine(environ=None) -> str:
+    """The engine ``GPU_COURSE_SIM`` selects: ``"numba"`` (unset, the default) or ``"course"``."""
+    value = (os.environ if environ is None else environ).get(ENV, "").strip().lower()
+    if value in ("", "numba"):
+        return "numba"
+    if value == "course":
+        return "course"
+    raise ValueError(
+        f"{ENV}={value!r}: use {ENV}=course for the course's simulator, or leave it unset "
+        "(or numba) for numba-cuda's"
+    )

@@ -1,0 +1,353 @@
+"""The AST rewrite behind the course's simulator (:mod:`gpu_utils.sim`).
+
+A kernel's Python function (``kernel.py_func``) and the device functions it calls are parsed
+from their source and compiled again, with three changes:
+
+* every barrier (``cuda.syncthreads()``, its ``_count/_and/_or`` forms, ``cuda.syncwarp()``)
+  becomes a ``yield`` of ``(kind, site, value)``, so each CUDA thread of a block is a Python
+  generator the engine resumes phase by phase; a call of a device function that reaches a barrier
+  becomes ``yield from``; a function that reaches none stays a plain function;
+* every index ``a[i]`` / ``a[i, j]`` checks its components: a Python ``int`` inside the bounds
+  takes an inline fast path, anything else goes through :func:`check_index`, which reports an
+  index outside the array, negative ones included (a GPU does not wrap ``a[-1]``);
+* ``cuda.shared.array(...)`` gets the identity of its call site, so two arrays declared on one
+  line stay two arrays.
+
+Line numbers are those of the original source, so a traceback or an error names the learner's
+line.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+import sys
+import textwrap
+import types
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: Barrier kinds, as the first element of what a thread yields.
+SYNC, SYNC_COUNT, SYNC_AND, SYNC_OR, SYNCWARP = range(5)
+BARRIERS = {
+    "syncthreads": SYNC,
+    "syncthreads_count": SYNC_COUNT,
+    "syncthreads_and": SYNC_AND,
+    "syncthreads_or": SYNC_OR,
+    "syncwarp": SYNCWARP,
+}
+#: The warp intrinsics of :mod:`gpu_utils.warp` this engine does not run yet.
+WARP_INTRINSICS = (
+    "shfl_sync",
+    "shfl_up_sync",
+    "shfl_down_sync",
+    "shfl_xor_sync",
+    "ballot_sync",
+    "all_sync",
+    "any_sync",
+    "eq_sync",
+    "match_any_sync",
+    "match_all_sync",
+    "activemask",
+    "lanemask_lt",
+)
+
+#: Every barrier site of every compiled function: site id -> (file name, line, function name).
+SITES: list[tuple[str, int, str]] = []
+
+
+class NotHandledYet(NotImplementedError):
+    """A kernel uses something the course's simulator does not run yet."""
+
+
+class IndexOutOfBounds(IndexError):
+    """An index outside an array (the engine adds the thread and the line)."""
+
+
+def check_index(array, index, axis, name):
+    """The slow path of an index: return ``index`` when it is inside ``array``, else raise.
+
+    ``axis`` is the component's axis, or None when ``index`` is the whole index (an int, or a
+    tuple held in a variable). Anything that is not an array, and index types other than
+    integers, go through unchanged: numpy then raises its own error, as in numba's simulator.
+    """
+    if type(array) is not np.ndarray and not isinstance(array, np.ndarray):
+        return index
+    if axis is None:
+        if type(index) is tuple:
+            for k, component in enumerate(index):
+                check_index(array, component, k, name)
+            return index
+        axis = 0
+    if isinstance(index, (int, np.integer)) and not isinstance(index, (bool, np.bool_)):
+        shape = array.shape
+        if axis >= len(shape):
+            return index  # too many indices: numpy says so
+        if 0 <= index < shape[axis]:
+            return index
+        size = shape[axis]
+        negative = "; a negative index is out of bounds on a GPU too" if index < 0 else ""
+        raise IndexOutOfBounds(
+            f"index {int(index)} is out of bounds for axis {axis} with size {size} "
+            f"(array `{name}` of shape {tuple(shape)}{negative})"
+        )
+    return index
+
+
+@dataclass
+class Analysis:
+    """What one function's source says, before names are resolved."""
+
+    tree: ast.FunctionDef
+    filename: str
+    barrier_direct: bool  # calls cuda.<barrier> itself
+    called_names: set[str] = field(default_factory=set)  # plain names it calls
+    warp_intrinsics: list[tuple[str, int]] = field(default_factory=list)
+
+
+_ANALYSES: dict[types.CodeType, Analysis] = {}
+
+
+def _source_tree(function) -> tuple[ast.FunctionDef, str]:
+    code = function.__code__
+    try:
+        lines, first = inspect.getsourcelines(function)
+    except (OSError, TypeError) as error:
+        raise NotHandledYet(
+            f"the course's simulator needs the source of `{function.__name__}` "
+            f"({code.co_filename}), which Python cannot find: define it in a file or a "
+            "notebook cell"
+        ) from error
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    ast.increment_lineno(tree, first - 1)
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
+            node.decorator_list = []
+            return node, code.co_filename
+    raise NotHandledYet(f"cannot find the definition of `{function.__name__}` in its source")
+
+
+def _is_cuda(node, cuda_names) -> bool:
+    return isinstance(node, ast.Name) and node.id in cuda_names
+
+
+def analyse(function, cuda_names: frozenset[str]) -> Analysis:
+    """Parse ``function`` once (cached by code object) and note its barriers and calls."""
+    key = function.__code__
+    found = _ANALYSES.get(key)
+    if found is not None:
+        return found
+    tree, filename = _source_tree(function)
+    barrier = False
+    called: set[str] = set()
+    warp: list[tuple[str, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_cuda(node.value, cuda_names):
+            if node.attr in BARRIERS:
+                barrier = True
+            elif node.attr in WARP_INTRINSICS:
+                warp.append((node.attr, node.lineno))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            called.add(node.func.id)
+    found = _ANALYSES[key] = Analysis(tree, filename, barrier, called, warp)
+    return found
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, cuda_names, yielding_calls, filename, name, is_kernel, generator):
+        self.cuda_names = cuda_names
+        self.yielding_calls = yielding_calls
+        self.filename = filename
+        self.name = name
+        self.is_kernel = is_kernel
+        self.generator = generator
+        self.temp = 0
+        self.depth = 0  # inside a lambda or comprehension: no walrus there
+        self.labels: dict[tuple[int, int], str] = {}
+        self.uses_grid1 = False
+
+    # scopes where walrus temporaries cannot live
+    def _nested(self, node):
+        self.depth += 1
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.depth -= 1
+
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = _nested
+    visit_GeneratorExp = _nested
+
+    def visit_FunctionDef(self, node):
+        if self.depth == 0 and node.name == self.name and not getattr(self, "_top", False):
+            self._top = True
+            self.generic_visit(node)
+            return node
+        return self._nested(node)
+
+    def visit_Return(self, node):
+        self.generic_visit(node)
+        if self.is_kernel and self.generator and self.depth == 0 and node.value is None:
+            # a kernel returns nothing: its generator returns the line it left from
+            node.value = ast.copy_location(ast.Constant(node.lineno), node)
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and _is_cuda(func.value, self.cuda_names):
+            kind = BARRIERS.get(func.attr)
+            if kind is not None:
+                if self.depth:
+                    raise NotHandledYet(
+                        f"line {node.lineno}: cuda.{func.attr}() inside a lambda or "
+                        "comprehension is not handled by the course's simulator"
+                    )
+                SITES.append((self.filename, node.lineno, self.name))
+                site = len(SITES) - 1
+                value = node.args[0] if node.args else ast.Constant(None)
+                if kind == SYNCWARP and not node.args:
+                    value = ast.Constant(0xFFFFFFFF)
+                payload = ast.Tuple([ast.Constant(kind), ast.Constant(site), value], ast.Load())
+                return ast.copy_location(ast.Yield(payload), node)
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "grid"
+            and _is_cuda(func.value, self.cuda_names)
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value == 1
+        ):
+            self.uses_grid1 = True  # the engine sets cuda.grid1 before it runs each thread
+            return ast.copy_location(ast.Attribute(func.value, "grid1", ast.Load()), node)
+        if isinstance(func, ast.Name) and func.id in self.yielding_calls:
+            if self.depth:
+                raise NotHandledYet(
+                    f"line {node.lineno}: `{func.id}` reaches a barrier and is called inside a "
+                    "lambda or comprehension, which the course's simulator does not handle"
+                )
+            return ast.copy_location(ast.YieldFrom(node), node)
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "array"
+            and isinstance(func.value, ast.Attribute)
+            and func.value.attr == "shared"
+            and _is_cuda(func.value.value, self.cuda_names)
+        ):
+            SITES.append((self.filename, node.lineno, self.name))
+            func.attr = "array_at"
+            node.args.insert(0, ast.Constant(len(SITES) - 1))
+        return node
+
+    def _tmp(self, node) -> tuple[ast.Name, ast.Name]:
+        self.temp += 1
+        name = f"_sim_t{self.temp}"
+        return (
+            ast.copy_location(ast.Name(name, ast.Store()), node),
+            ast.copy_location(ast.Name(name, ast.Load()), node),
+        )
+
+    def _checked(self, component, array_load, axis, label, node):
+        """``t if t.__class__ is int and t >= 0 else check_index(...)``; ``t`` is the component
+        itself when it is a name, else a walrus temporary. An index past the end is left to
+        numpy's IndexError, which the engine turns into the same report (see ``labels``)."""
+        if isinstance(component, ast.Name):
+            first, load = component, ast.Name(component.id, ast.Load())
+        elif isinstance(component, ast.Constant) and type(component.value) is int:
+            if component.value >= 0:
+                return component
+            first = load = component
+        else:
+            store, load = self._tmp(node)
+            first = ast.NamedExpr(store, component)
+        test = ast.BoolOp(
+            ast.And(),
+            [
+                ast.Compare(
+                    ast.Attribute(first, "__class__", ast.Load()),
+                    [ast.Is()],
+                    [ast.Name("int", ast.Load())],
+                ),
+                ast.Compare(load, [ast.GtE()], [ast.Constant(0)]),
+            ],
+        )
+        slow = ast.Call(
+            ast.Name("_sim_check_index", ast.Load()),
+            [array_load, load, ast.Constant(axis), ast.Constant(label)],
+            [],
+        )
+        return ast.IfExp(test, load, slow)
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        index = node.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        if (
+            self.depth
+            or not parts
+            or any(isinstance(p, (ast.Slice, ast.Starred)) for p in parts)
+            or (isinstance(index, ast.Constant) and not isinstance(index.value, int))
+        ):
+            return node
+        label = ast.unparse(node.value)
+        self.labels[(node.lineno, node.col_offset)] = label
+        if isinstance(node.value, ast.Name):
+            array_load = ast.Name(node.value.id, ast.Load())
+        else:
+            store, array_load = self._tmp(node)
+            node.value = ast.NamedExpr(store, node.value)
+        if isinstance(index, ast.Tuple):
+            elts = [self._checked(p, array_load, k, label, node) for k, p in enumerate(parts)]
+            node.slice = ast.Tuple(elts, ast.Load())
+        else:
+            node.slice = self._checked(index, array_load, None, label, node)
+        return node
+
+
+#: For each compiled code object: (line, column) of each checked index -> the array's source.
+LABELS: dict[types.CodeType, dict[tuple[int, int], str]] = {}
+
+
+def compile_function(
+    function, analysis: Analysis, cuda_names, yielding_calls, *, is_kernel, generator
+):
+    """Compile the rewritten ``function``: its code object, and whether it uses ``grid(1)``."""
+    tree = copy.deepcopy(analysis.tree)
+    rewriter = _Rewriter(
+        frozenset(cuda_names),
+        frozenset(yielding_calls),
+        analysis.filename,
+        function.__code__.co_name,
+        is_kernel,
+        generator,
+    )
+    tree = rewriter.visit(tree)
+    freevars = function.__code__.co_freevars
+    if freevars:
+        # a closure: compile inside an outer function so that the free variables stay free
+        outer = ast.FunctionDef(
+            name="_sim_outer",
+            args=ast.arguments([], [ast.arg(v) for v in freevars], None, [], [], None, []),
+            body=[
+                tree,
+                ast.Return(ast.Name(tree.name, ast.Load())),
+            ],
+            decorator_list=[],
+            returns=None,
+            **({"type_params": []} if sys.version_info >= (3, 12) else {}),
+        )
+        module = ast.Module([outer], [])
+    else:
+        module = ast.Module([tree], [])
+    ast.fix_missing_locations(module)
+    code = compile(module, analysis.filename, "exec")
+    outer_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    if freevars:
+        inner = next(c for c in outer_code.co_consts if isinstance(c, types.CodeType))
+    else:
+        inner = outer_code
+    if generator and not inner.co_flags & inspect.CO_GENERATOR:
+        raise AssertionError("a function with a barrier did not become a generator")
+    LABELS[inner] = rewriter.labels
+    return inner, rewriter.uses_grid1

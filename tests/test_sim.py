@@ -1,0 +1,500 @@
+"""The course's simulator (gpu_utils.sim, issue 29): each feature against numba-cuda's simulator
+(the oracle, still the default engine), and each error a GPU would hang on or leave undefined."""
+
+import math
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from numba import cuda, float32, int32
+
+import gpu_utils as gu
+from gpu_utils import sim
+
+pytestmark = pytest.mark.skipif(gu.mode != "simulator", reason="simulator engines only")
+
+
+def _copies(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def both(kernel, griddim, blockdim, *args, dynshared=0):
+    """Run ``kernel`` on numba's simulator and on the course's with equal inputs; assert every
+    array argument ends equal; return the course engine's arrays."""
+    assert sim.engine() == "numba", "the oracle must be numba-cuda's simulator"
+    oracle, ours = _copies(args), _copies(args)
+    kernel[griddim, blockdim, 0, dynshared](*oracle)
+    sim.launch(kernel.py_func, griddim, blockdim, *ours, dynshared_size=dynshared)
+    for expected, got in zip(oracle, ours, strict=True):
+        if isinstance(expected, np.ndarray):
+            np.testing.assert_array_equal(got, expected)
+    return ours
+
+
+# --- indexing and dimensions ----------------------------------------------------------------
+
+
+@cuda.jit
+def vector_add(a, b, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a[i] + b[i]
+
+
+@cuda.jit
+def grid_stride_2d(a, out):
+    x0, y0 = cuda.grid(2)
+    sx, sy = cuda.gridsize(2)
+    for y in range(y0, a.shape[0], sy):
+        for x in range(x0, a.shape[1], sx):
+            out[y, x] = 2 * a[y, x] + 1
+
+
+@cuda.jit
+def coordinates_3d(out):
+    x, y, z = cuda.grid(3)
+    sx, sy, sz = cuda.gridsize(3)
+    t, b, bd, gd = cuda.threadIdx, cuda.blockIdx, cuda.blockDim, cuda.gridDim
+    if x < out.shape[2] and y < out.shape[1] and z < out.shape[0]:
+        out[z, y, x, 0] = t.x + 10 * t.y + 100 * t.z
+        out[z, y, x, 1] = b.x + 10 * b.y + 100 * b.z
+        out[z, y, x, 2] = bd.x + 10 * bd.y + 100 * bd.z + 1000 * (gd.x + gd.y + gd.z)
+        out[z, y, x, 3] = sx + sy + sz + cuda.laneid + cuda.warpsize
+
+
+def test_vector_add_size_not_a_multiple_of_the_block():
+    rng = np.random.default_rng(0)
+    a, b = rng.random(1000, dtype=np.float32), rng.random(1000, dtype=np.float32)
+    (_, _, out) = both(vector_add, 8, 128, a, b, np.full(1000, np.nan, np.float32))
+    np.testing.assert_array_equal(out, a + b)
+
+
+def test_2d_grid_stride_loop_with_a_grid_smaller_than_the_array():
+    a = np.arange(37 * 53, dtype=np.float64).reshape(37, 53)
+    both(grid_stride_2d, (2, 3), (8, 4), a, np.zeros_like(a))
+
+
+def test_3d_grid_and_block_coordinates():
+    both(coordinates_3d, (2, 2, 3), (4, 3, 2), np.zeros((5, 6, 7, 4), np.int64))
+
+
+def test_direct_api_takes_the_kernel_itself_and_device_arrays():
+    a = cuda.to_device(np.arange(300, dtype=np.float32))
+    b = cuda.to_device(np.ones(300, dtype=np.float32))
+    out = cuda.device_array(300, np.float32)
+    sim.launch(vector_add, 3, 128, a, cuda.In(b.copy_to_host()), out)
+    np.testing.assert_array_equal(out.copy_to_host(), np.arange(300) + 1)
+
+
+# --- shared, local and constant memory ----------------------------------------------------
+
+
+@cuda.jit
+def block_sum(x, out):
+    s = cuda.shared.array(128, float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = x[i] if i < x.size else 0
+    cuda.syncthreads()
+    stride = 64
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = s[0]
+
+
+@cuda.jit
+def reverse_dynamic(x, out):
+    s = cuda.shared.array(0, float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = x[i]
+    cuda.syncthreads()
+    out[i] = s[cuda.blockDim.x - 1 - t]
+
+
+@cuda.jit
+def local_and_const(x, table, out):
+    c = cuda.const.array_like(table)
+    acc = cuda.local.array(4, int32)
+    i = cuda.grid(1)
+    if i < out.size:
+        for k in range(4):
+            acc[k] = x[i] * c[k]
+        out[i] = acc[0] + acc[1] + acc[2] + acc[3]
+
+
+@cuda.jit
+def two_shared_on_one_line(out):
+    a, b = cuda.shared.array(32, int32), cuda.shared.array(32, int32)
+    t = cuda.threadIdx.x
+    a[t] = t
+    b[t] = 100 + t
+    cuda.syncthreads()
+    out[t] = a[31 - t] + b[t]
+
+
+def test_shared_tree_reduction_per_block():
+    x = np.random.default_rng(1).random(1000).astype(np.float32)
+    (_, out) = both(block_sum, 8, 128, x, np.zeros(8, np.float32))
+    np.testing.assert_allclose(out.sum(), x.sum(), rtol=1e-5)
+
+
+def test_dynamic_shared_memory_is_the_launch_size_in_bytes():
+    x = np.arange(256, dtype=np.float32)
+    (_, out) = both(reverse_dynamic, 4, 64, x, np.zeros_like(x), dynshared=64 * 4)
+    np.testing.assert_array_equal(out[:64], x[:64][::-1])
+
+
+def test_local_and_constant_arrays():
+    x = np.arange(100, dtype=np.int32)
+    both(local_and_const, 2, 64, x, np.array([1, 2, 3, 4], np.int32), np.zeros_like(x))
+
+
+def test_each_shared_declaration_is_its_own_array():
+    # numba's simulator aliases two shared arrays declared on one line (its FakeCUDAShared says
+    # so); on a GPU, and here, they are two arrays
+    out = np.zeros(32, np.int32)
+    sim.launch(two_shared_on_one_line.py_func, 1, 32, out)
+    np.testing.assert_array_equal(out, (31 - np.arange(32)) + 100 + np.arange(32))
+
+
+# --- device functions and barriers ---------------------------------------------------------
+
+
+@cuda.jit(device=True)
+def load_and_sync(s, x, t, i):
+    s[t] = x[i]
+    cuda.syncthreads()
+    return s[(t + 1) % cuda.blockDim.x]
+
+
+@cuda.jit(device=True)
+def square(v):
+    return v * v
+
+
+@cuda.jit
+def rotate_with_device_functions(x, out):
+    s = cuda.shared.array(64, float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    out[i] = square(load_and_sync(s, x, t, i))
+
+
+@cuda.jit
+def barrier_forms(x, out):
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    p = x[i] > 0.5
+    out[i, 0] = cuda.syncthreads_count(p)
+    out[i, 1] = cuda.syncthreads_and(p)
+    out[i, 2] = cuda.syncthreads_or(p)
+    out[i, 3] = cuda.syncthreads_and(t >= 0)
+    out[i, 4] = cuda.syncthreads_or(t < 0)
+    cuda.threadfence()
+    cuda.threadfence_block()
+    cuda.threadfence_system()
+
+
+@cuda.jit
+def warp_exchange(x, out):
+    s = cuda.shared.array(64, float32)
+    t = cuda.threadIdx.x
+    s[t] = x[t]
+    cuda.syncwarp()
+    out[t] = s[t ^ 1]
+
+
+def test_device_function_that_reaches_a_barrier_and_returns_a_value():
+    x = np.random.default_rng(2).random(128).astype(np.float32)
+    both(rotate_with_device_functions, 2, 64, x, np.zeros_like(x))
+
+
+def test_syncthreads_count_and_or():
+    x = np.random.default_rng(3).random(96).astype(np.float32)
+    (_, out) = both(barrier_forms, 2, 48, x, np.zeros((96, 5), np.int32))
+    assert out[0, 0] == (x[:48] > 0.5).sum()
+
+
+def test_syncwarp_orders_shared_memory_within_a_warp():
+    x = np.arange(64, dtype=np.float32)
+    (_, out) = both(warp_exchange, 1, 64, x, np.zeros_like(x))
+    np.testing.assert_array_equal(out, x[np.arange(64) ^ 1])
+
+
+def test_a_closure_kernel_sees_its_free_variables():
+    def make(scale):
+        @cuda.jit
+        def scaled(x, out):
+            i = cuda.grid(1)
+            if i < out.size:
+                out[i] = square(x[i]) * scale
+
+        return scaled
+
+    x = np.arange(50, dtype=np.float32)
+    (_, out) = both(make(3.0), 1, 64, x, np.zeros_like(x))
+    np.testing.assert_array_equal(out, x * x * 3)
+
+
+# --- atomics, math, fp16 -------------------------------------------------------------------
+
+
+@cuda.jit
+def atomics(x, counters, old):
+    i = cuda.grid(1)
+    if i < x.size:
+        v = x[i]
+        old[i, 0] = cuda.atomic.add(counters, 0, 1)
+        cuda.atomic.max(counters, 1, v)
+        cuda.atomic.min(counters, 2, v)
+        cuda.atomic.sub(counters, 3, 2)
+        cuda.atomic.and_(counters, 4, v)
+        cuda.atomic.or_(counters, 5, v)
+        cuda.atomic.xor(counters, 6, v)
+        old[i, 1] = cuda.atomic.exch(counters, 7, i)
+        old[i, 2] = cuda.atomic.cas(counters, 8, i, i + 1)
+        cuda.atomic.inc(counters, 9, 5)
+        cuda.atomic.dec(counters, 10, 5)
+        hist_bin = v % 4
+        cuda.atomic.add(counters, (11 + hist_bin,), 1)
+
+
+@cuda.jit
+def math_and_bits(x, out, bits):
+    i = cuda.grid(1)
+    if i < x.size:
+        v = x[i]
+        out[i, 0] = math.sqrt(v) + math.exp(-v) + math.sin(v) + math.log1p(v)
+        out[i, 1] = cuda.fma(v, v, 1.0) + cuda.cbrt(v) + cuda.selp(v > 1, 1.0, 2.0)
+        out[i, 2] = cuda.fp16.hadd(np.float16(v), np.float16(1)) + cuda.fp16.hsqrt(np.float16(v))
+        out[i, 3] = cuda.fp16.hmax(np.float16(v), np.float16(0.5))
+        bits[i, 0] = cuda.popc(i) + cuda.clz(i) + cuda.ffs(i)
+        bits[i, 1] = cuda.brev(i)
+
+
+def test_atomics_return_the_old_value():
+    x = np.random.default_rng(4).integers(0, 50, 200).astype(np.int64)
+    counters = np.zeros(15, np.int64)
+    counters[2] = 1 << 40
+    (_, counters, old) = both(atomics, 2, 128, x, counters, np.zeros((200, 3), np.int64))
+    assert counters[0] == 200 and sorted(old[:, 0]) == list(range(200))
+    np.testing.assert_array_equal(counters[11:15], np.bincount(x % 4, minlength=4))
+
+
+def test_math_fp16_and_bit_functions_as_numba_simulator_offers_them():
+    x = np.linspace(0.1, 9, 70)
+    both(math_and_bits, 2, 64, x, np.zeros((70, 4)), np.zeros((70, 2), np.int64))
+
+
+# --- errors a GPU would hang on or leave undefined ------------------------------------------
+
+
+@cuda.jit
+def no_guard(a, out):
+    i = cuda.grid(1)
+    out[i] = a[i]
+
+
+@cuda.jit
+def reads_before_the_start(a, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a[i - 1]
+
+
+@cuda.jit
+def shared_overrun(out):
+    s = cuda.shared.array((8, 8), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    s[ty, tx + 1] = 1.0
+    out[ty, tx] = s[ty, tx]
+
+
+@cuda.jit
+def sync_inside_if(x, out):
+    s = cuda.shared.array(64, float32)
+    t = cuda.threadIdx.x
+    s[t] = x[t]
+    if t < 32:
+        cuda.syncthreads()
+    out[t] = s[63 - t]
+
+
+@cuda.jit
+def two_barrier_lines(out):
+    t = cuda.threadIdx.x
+    if t % 2 == 0:
+        cuda.syncthreads()
+    else:
+        cuda.syncthreads()
+    out[t] = t
+
+
+@cuda.jit
+def early_return_guard(x, out):
+    s = cuda.shared.array(64, float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if i >= x.size:
+        return
+    s[t] = x[i]
+    cuda.syncthreads()
+    out[i] = s[t] + 1
+
+
+@cuda.jit
+def loops_forever(out):
+    i = cuda.grid(1)
+    k = 0
+    while k < 10:
+        out[i] = k
+    out[i] = -1
+
+
+@cuda.jit
+def uses_a_shuffle(x, out):
+    i = cuda.grid(1)
+    out[i] = cuda.shfl_down_sync(0xFFFFFFFF, x[i], 1)
+
+
+def test_index_past_the_end_names_array_index_shape_thread_and_line():
+    with pytest.raises(IndexError) as raised:
+        sim.launch(no_guard.py_func, 2, 64, np.zeros(100), np.zeros(100))
+    message = str(raised.value)
+    assert isinstance(raised.value, sim.IndexOutOfBounds)
+    line = no_guard.py_func.__code__.co_firstlineno + 3
+    assert "index 100 is out of bounds for axis 0 with size 100" in message
+    assert "array `a` of shape (100,)" in message
+    assert f"thread (36, 0, 0) of block (1, 0, 0), line {line}" in message
+
+
+def test_a_negative_index_is_out_of_bounds_where_numba_wraps_it():
+    a, out = np.arange(10.0), np.zeros(10)
+    reads_before_the_start[1, 16](a, out)  # numba's simulator: a[-1] silently reads a[9]
+    assert out[0] == 9.0
+    with pytest.raises(sim.IndexOutOfBounds, match=r"index -1 is out of bounds .*array `a`"):
+        sim.launch(reads_before_the_start, 1, 16, a, np.zeros(10))
+    with pytest.raises(sim.IndexOutOfBounds, match="thread \\(0, 0, 0\\)"):
+        sim.launch(reads_before_the_start, 1, 16, a, np.zeros(10))
+
+
+def test_shared_array_overrun_on_the_second_axis():
+    with pytest.raises(sim.IndexOutOfBounds) as raised:
+        sim.launch(shared_overrun, 1, (8, 8), np.zeros((8, 8), np.float32))
+    message = str(raised.value)
+    assert "for axis 1 with size 8 (array `s` of shape (8, 8))" in message
+    assert "thread (7, 0, 0)" in message
+
+
+def test_a_barrier_only_some_threads_reach_is_an_error():
+    line = sync_inside_if.py_func.__code__.co_firstlineno + 6
+    with pytest.raises(sim.BarrierDivergence) as raised:
+        sim.launch(sync_inside_if, 1, 64, np.zeros(64, np.float32), np.zeros(64, np.float32))
+    message = str(raised.value)
+    assert f"cuda.syncthreads() on line {line}" in message
+    assert "thread (32, 0, 0) of block (0, 0, 0) never reached" in message
+    assert "out of the `if`" in message
+
+
+def test_threads_waiting_at_different_barriers_is_an_error():
+    with pytest.raises(sim.BarrierDivergence, match="waits at the one on line"):
+        sim.launch(two_barrier_lines, 1, 32, np.zeros(32, np.int64))
+
+
+def test_an_early_return_before_the_barrier_counts_as_arrived():
+    x = np.arange(100, dtype=np.float32)
+    (_, out) = both(early_return_guard, 2, 64, x, np.zeros_like(x))
+    np.testing.assert_array_equal(out, x + 1)
+
+
+def test_an_endless_loop_is_stopped_with_its_line():
+    start = time.monotonic()
+    with pytest.raises(sim.KernelLoops) as raised:
+        sim.launch(loops_forever, 1, 4, np.zeros(4), loop_limit=0.5)
+    assert time.monotonic() - start < 5
+    first = loops_forever.py_func.__code__.co_firstlineno
+    where = "thread (0, 0, 0) of block (0, 0, 0) was at line"
+    assert any(f"{where} {first + k}." in str(raised.value) for k in (4, 5))  # the `while` loop
+    # the engine's thread is clean afterwards
+    out = np.zeros(4)
+    sim.launch(vector_add, 1, 4, np.ones(4), np.ones(4), out)
+    assert (out == 2).all()
+
+
+def test_warp_intrinsics_are_not_handled_yet():
+    with pytest.raises(sim.NotHandledYet, match=r"cuda\.shfl_down_sync .*GPU_COURSE_SIM"):
+        sim.launch(uses_a_shuffle, 1, 32, np.zeros(32), np.zeros(32))
+
+
+def test_a_python_error_keeps_its_type_and_gets_thread_and_line():
+    @cuda.jit
+    def float_index(a, out):
+        i = cuda.grid(1)
+        out[i / 2] = a[i]
+
+    with pytest.raises(IndexError, match="thread \\(0, 0, 0\\) of block \\(0, 0, 0\\), line"):
+        sim.launch(float_index, 1, 4, np.zeros(4), np.zeros(4))
+
+
+@pytest.mark.parametrize(
+    ("griddim", "blockdim", "words"),
+    [
+        (0, 32, "must be 1-3 positive ints"),
+        (1, (8, 8, 8, 8), "must be 1-3 positive ints"),
+        (1, 2048, "at most 1024 threads per block"),
+        ("x", 32, "must be an int or a tuple"),
+    ],
+)
+def test_a_bad_launch_configuration_says_what_to_do(griddim, blockdim, words):
+    with pytest.raises((ValueError, TypeError), match=words):
+        sim.launch(vector_add, griddim, blockdim, np.zeros(4), np.zeros(4), np.zeros(4))
+
+
+# --- selection --------------------------------------------------------------------------------
+
+
+def test_the_engine_variable():
+    assert sim.engine({}) == "numba"
+    assert sim.engine({"GPU_COURSE_SIM": "numba"}) == "numba"
+    assert sim.engine({"GPU_COURSE_SIM": " Course "}) == "course"
+    with pytest.raises(ValueError, match="GPU_COURSE_SIM=course for the course's simulator"):
+        sim.engine({"GPU_COURSE_SIM": "fast"})
+
+
+_PROBE = """
+import numpy as np
+import gpu_utils as gu
+from numba import cuda
+
+@cuda.jit
+def k(a, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a[i - 1]
+
+try:
+    k[1, 8](np.arange(8.0), np.zeros(8))
+    print("wrapped")
+except IndexError as error:
+    print("course engine:", type(error).__name__)
+"""
+
+
+@pytest.mark.parametrize(("value", "expected"), [("course", "IndexOutOfBounds"), ("", "wrapped")])
+def test_gpu_course_sim_routes_kernel_launches(value, expected, tmp_path):
+    script = tmp_path / "probe.py"
+    script.write_text(_PROBE)
+    env = {**os.environ, "GPU_COURSE_MODE": "simulator", "GPU_COURSE_SIM": value}
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert expected in done.stdout
