@@ -27,14 +27,20 @@ import tempfile
 import time
 import traceback
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
 #: After one rank fails, the others get this long to finish before they are stopped.
 FAILURE_GRACE = 1.0
-#: At a timeout, the longest wait for the stuck ranks to write where they are waiting.
-DUMP_WAIT = 3.0
+#: At a timeout, the longest wait for the stuck ranks to write where they are waiting (a dump
+#: is written within 0.1 s on an idle machine).
+DUMP_WAIT = 2.0
+#: Seconds between two readings of the ranks' processor time and state (Linux's /proc).
+SAMPLE_EVERY = 0.2
+#: Processor seconds a waiting rank may still use in a quiet window (a clock tick or two: a
+#: rank blocked in a collective used 0.01-0.02 s in 6 s, measured, gloo on a 2-core machine).
+QUIET_CPU = 0.02
 #: Inside a rank, where its tensors belong ("cuda:1" or "cpu"); read by ``gu.dist.device()``.
 DEVICE_VARIABLE = "GPU_COURSE_DIST_DEVICE"
 #: Modules (comma-separated) the launcher imports before starting ranks, e.g. "torch._dynamo",
@@ -63,6 +69,11 @@ class Job:
     #: (None: no limit). A rank waiting in a collective uses almost none, a busy machine slows
     #: a rank without using it up: so an endless loop is told apart from both, quickly.
     cpu_limit: float | None = None
+    #: Seconds for which every unfinished rank may sleep (its main thread blocked, its processor
+    #: time unchanged) before the run is stopped as a deadlock (None: only the timeout stops
+    #: it). Nothing can wake ranks that all wait, whatever the load: a rank slowed by a busy
+    #: machine is runnable, not asleep, and a loop around a collective keeps using processor time.
+    idle_limit: float | None = None
 
 
 def _to_cpu(value: Any) -> Any:
@@ -217,14 +228,22 @@ def _die_with_parent() -> None:
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """Seconds of processor time process ``pid`` has used (Linux's /proc), or None."""
+def sample(pid: int) -> tuple[float | None, str, float | None]:
+    """(processor seconds used by all its threads, its main thread's state: "R" runnable, "S"
+    asleep, "D" in the kernel..., seconds its main thread has waited for a processor while
+    runnable) of process ``pid``, from Linux's /proc; (None, "", None) where unknown."""
     try:
         with open(f"/proc/{pid}/stat") as handle:
             fields = handle.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime
+        cpu, state = (int(fields[11]) + int(fields[12])) / _TICKS, fields[0]  # utime, stime
     except (OSError, IndexError, ValueError):
-        return None
+        return None, "", None
+    try:  # on-cpu ns, run-queue wait ns, time slices (needs schedstats in the kernel)
+        with open(f"/proc/{pid}/schedstat") as handle:
+            queued = int(handle.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        queued = None
+    return cpu, state, queued
 
 
 @dataclass
@@ -238,6 +257,9 @@ class _Rank:
     ended_at: float = 0.0
     outcome: dict | None = None
     cpu: float | None = None  # processor seconds used, last read
+    queued: float | None = None  # seconds it waited for a processor, last read
+    state: str = ""  # its main thread's state, last read
+    history: list = field(default_factory=list)  # (clock, cpu) of the readings
 
 
 class _Run:
@@ -250,6 +272,7 @@ class _Run:
         self.pgid = 0
         self.partial: dict[int, str] = {}
         self.decoders: dict[int, codecs.IncrementalDecoder] = {}
+        self.started = time.monotonic()
 
     # starting
 
@@ -360,12 +383,17 @@ class _Run:
             return pickle.load(handle)
 
     def supervise(self) -> list[dict]:
-        """Wait for every rank; stop them all at the timeout or soon after one fails."""
+        """Wait for every rank; stop them all at the timeout, soon after one fails, as soon as
+        one has used more than ``cpu_limit`` seconds of processor time (a loop), or once all
+        have slept ``idle_limit`` seconds with no processor time used (a deadlock)."""
         open_fds = {fd for r in self.ranks for fd in r.fds}
-        deadline = time.monotonic() + self.job.timeout
+        self.started = time.monotonic()
+        deadline = self.started + self.job.timeout
         stop_at = deadline
         cpu_limit = getattr(self.job, "cpu_limit", None)
-        next_cpu_read = time.monotonic()
+        idle_limit = getattr(self.job, "idle_limit", None)
+        next_read = time.monotonic()
+        quiet_since: float | None = None
         while not all(r.ended for r in self.ranks):
             ready, _, _ = select.select([*open_fds, self.requests.fileno()], [], [], 0.02)
             for fd in ready:
@@ -377,30 +405,55 @@ class _Run:
                 self._poll(rank)
             if any(r.ended and (r.outcome or {}).get("status") != "ok" for r in self.ranks):
                 stop_at = min(stop_at, time.monotonic() + FAILURE_GRACE)
-            if cpu_limit and time.monotonic() >= next_cpu_read:
-                next_cpu_read = time.monotonic() + 0.2
-                if self._over_cpu_limit(cpu_limit):
-                    self._stop_running(timed_out=True)
+            if (cpu_limit or idle_limit) and time.monotonic() >= next_read:
+                now = time.monotonic()
+                next_read = now + SAMPLE_EVERY
+                self._read_ranks(now)
+                if cpu_limit and self._over_cpu_limit(cpu_limit):
+                    self._stop_running("loop")
                     continue
+                if idle_limit and stop_at == deadline:
+                    quiet_since = self._quiet_since(quiet_since, now)
+                    if quiet_since is not None and now - quiet_since >= idle_limit:
+                        self._stop_running("idle")
+                        continue
             if time.monotonic() > stop_at:
-                self._stop_running(timed_out=stop_at == deadline)
+                self._stop_running("clock" if stop_at == deadline else "")
         self._drain(open_fds)
         return [self._collect(r) for r in self.ranks]
 
-    def _over_cpu_limit(self, limit: float) -> bool:
-        """Read each running rank's processor time; True when one has used more than limit."""
-        over = False
+    def _read_ranks(self, now: float) -> None:
         for rank in self.ranks:
             if not rank.ended:
-                rank.cpu = cpu_seconds(rank.pid)
-                over = over or (rank.cpu is not None and rank.cpu > limit)
-        return over
+                rank.cpu, rank.state, rank.queued = sample(rank.pid)
+                if rank.cpu is not None:
+                    rank.history.append((now, rank.cpu))
 
-    def _stop_running(self, timed_out: bool) -> None:
+    def _quiet_since(self, since: float | None, now: float) -> float | None:
+        """When every unfinished rank began to sleep without using the processor (None while
+        one runs): its main thread asleep ("S") and its processor time unchanged since then."""
         running = [r for r in self.ranks if not r.ended]
+        if not running or any(r.state != "S" or r.cpu is None for r in running):
+            return None
+        start = now if since is None else since
         for rank in running:
-            rank.cpu = cpu_seconds(rank.pid)
-        if timed_out and hasattr(signal, "SIGUSR1"):
+            before = [cpu for when, cpu in rank.history if when >= start]
+            if before and rank.cpu - before[0] > QUIET_CPU:
+                return None
+        return start
+
+    def _over_cpu_limit(self, limit: float) -> bool:
+        """True when a running rank has used more than ``limit`` seconds of processor time."""
+        return any(r.cpu is not None and r.cpu > limit for r in self.ranks if not r.ended)
+
+    def _stop_running(self, reason: str) -> None:
+        """Stop the ranks still running: "loop" (one used too much processor time), "idle"
+        (all slept: a deadlock), "clock" (the timeout), "" (after another rank failed)."""
+        running = [r for r in self.ranks if not r.ended]
+        now = time.monotonic()
+        for rank in running:
+            rank.cpu, rank.state, rank.queued = sample(rank.pid)
+        if reason and hasattr(signal, "SIGUSR1"):
             for rank in running:  # each rank's faulthandler writes where it is waiting
                 with contextlib.suppress(OSError):
                     os.kill(rank.pid, signal.SIGUSR1)
@@ -416,7 +469,10 @@ class _Run:
             # A rank that wrote its outcome had finished its function and was only tidying up.
             rank.outcome = self._read_outcome(rank) or {
                 "rank": rank.rank,
-                "status": "stuck" if timed_out else "stopped",
+                "status": "stuck" if reason else "stopped",
+                "reason": reason,
+                "elapsed": now - self.started,
+                "recent_cpu": _recent(rank, now),
             }
 
     def _wait_for_stack_dumps(self, ranks: list[_Rank]) -> None:
@@ -454,7 +510,7 @@ class _Run:
                 "when": rank.ended_at,
             }
         if outcome["status"] == "stuck":
-            outcome["cpu"] = rank.cpu
+            outcome["cpu"], outcome["queued"] = rank.cpu, rank.queued
             stack_path = os.path.join(self.run_dir, f"rank{rank.rank}.stack")
             with contextlib.suppress(OSError), open(stack_path) as handle:
                 outcome["stack"] = _main_thread(handle.read())
@@ -477,6 +533,20 @@ class _Run:
                     with contextlib.suppress(ChildProcessError):
                         os.waitpid(rank.pid, 0)
         shutil.rmtree(self.run_dir, ignore_errors=True)
+
+
+#: Seconds over which a stopped rank's recent processor time is measured.
+RECENT = 2.0
+
+
+def _recent(rank: _Rank, now: float) -> float | None:
+    """Processor seconds ``rank`` used in the last RECENT seconds before ``now`` (since its
+    first reading in a shorter run; None without readings): a rank waiting in a collective
+    uses none, one calling a collective in a loop keeps using some."""
+    if rank.cpu is None or not rank.history:
+        return None
+    before = [cpu for when, cpu in rank.history if when <= now - RECENT]
+    return rank.cpu - (before[-1] if before else rank.history[0][1])
 
 
 def _line_buffered(fd: int):

@@ -105,12 +105,17 @@ class RankError(DistError):
 
 
 class RankTimeout(DistError):
-    """Ranks were still running at the timeout (usually a deadlock) and were stopped.
+    """Ranks were still running and were stopped: a deadlock, a loop or the timeout.
 
     ``stuck`` lists those ranks; ``where[rank]`` says where each was waiting, when known;
     ``cpu[rank]`` the seconds of processor time it had used (None where unknown);
     ``looping`` the ranks stopped for using more than ``cpu_limit`` seconds of it, busy in a
-    loop rather than waiting (a rank waiting in a collective uses almost none).
+    loop rather than waiting (a rank waiting in a collective uses almost none). ``reason`` says
+    what stopped the run: "loop" (``looping``), "idle" (every rank had slept ``idle_limit``
+    seconds without using the processor: a deadlock, told before the timeout) or "clock" (the
+    timeout). ``elapsed`` is the seconds the ranks ran, ``recent_cpu[rank]`` the processor
+    seconds a rank used in its last 2 s (a rank calling a collective in a loop uses some, a
+    waiting one none), ``queued[rank]`` the seconds it waited for a processor (a busy machine).
     """
 
     def __init__(
@@ -120,11 +125,20 @@ class RankTimeout(DistError):
         where: dict[int, str],
         cpu: dict[int, float | None] | None = None,
         cpu_limit: float | None = None,
+        *,
+        reason: str = "",
+        elapsed: float | None = None,
+        recent_cpu: dict[int, float | None] | None = None,
+        queued: dict[int, float | None] | None = None,
     ):
         self.stuck, self.timeout, self.where = stuck, timeout, where
         self.cpu = cpu or {}
         self.cpu_limit = cpu_limit
         self.looping = [r for r in stuck if cpu_limit and (self.cpu.get(r) or 0.0) > cpu_limit]
+        self.reason = reason or ("loop" if self.looping else "clock")
+        self.elapsed = timeout if elapsed is None else elapsed
+        self.recent_cpu = recent_cpu or {}
+        self.queued = queued or {}
         ranks = _ranks_text(stuck)
         text = (
             f"{ranks} still running after {timeout:g} s, so the run was stopped "
@@ -134,6 +148,12 @@ class RankTimeout(DistError):
             text = (
                 f"{_ranks_text(self.looping)} busy for more than {cpu_limit:g} s of processor "
                 "time without finishing (an endless loop?), so the run was stopped."
+            )
+        elif self.reason == "idle":
+            text = (
+                f"{ranks} waiting, none using the processor, after {self.elapsed:.1f} s, so "
+                "the run was stopped (a deadlock: every rank must make matching calls, in the "
+                "same order)."
             )
         for rank in stuck:
             if where.get(rank):
@@ -256,15 +276,18 @@ def run(
     backend: str = "auto",
     timeout: float = DEFAULT_TIMEOUT,
     cpu_limit: float | None = None,
+    idle_limit: float | None = None,
 ) -> list[Any]:
     """Call ``fn(rank, world_size, *args)`` in ``world_size`` processes; return their results.
 
     Each rank has a ``torch.distributed`` process group (``backend``: ``"auto"``, ``"gloo"`` or
     ``"nccl"``); inside a rank, :func:`device` is where its tensors belong. Raises
     :class:`RankError` when a rank raises or dies, :class:`RankTimeout` when ranks are still
-    running after ``timeout`` seconds, or when one rank has used more than ``cpu_limit`` seconds
-    of processor time (Linux; a loop, not a wait), the ranks being stopped first. Lines that
-    gloo and torch.distributed log in the ranks are kept in :func:`log`, not printed.
+    running after ``timeout`` seconds, when one rank has used more than ``cpu_limit`` seconds
+    of processor time (Linux; a loop, not a wait), or when every rank still running has slept
+    ``idle_limit`` seconds without using the processor (Linux; a deadlock), the ranks being
+    stopped first. Lines that gloo and torch.distributed log in the ranks are kept in
+    :func:`log`, not printed.
     """
     if not callable(fn):
         raise TypeError(f"fn must be a function taking (rank, world_size, ...), got {fn!r}")
@@ -272,6 +295,9 @@ def run(
         raise ValueError(f"world_size must be a positive integer, got {world_size!r}")
     if timeout <= 0:
         raise ValueError(f"timeout must be positive, got {timeout!r}")
+    for name, limit in (("cpu_limit", cpu_limit), ("idle_limit", idle_limit)):
+        if limit is not None and not limit > 0:
+            raise ValueError(f"{name} must be a positive number of seconds or None, got {limit!r}")
     if importlib.util.find_spec("torch") is None:
         raise DistError("gu.dist needs PyTorch: install it with `pip install torch`.")
     chosen, note = choose_backend(world_size, backend)
@@ -294,6 +320,7 @@ def run(
         env=dict(os.environ),
         start=_START,
         cpu_limit=cpu_limit,
+        idle_limit=idle_limit,
     )
     with _lock:
         return _run_job(job)
@@ -362,9 +389,18 @@ def _outcome(
         raise RankError(first["rank"], first["type"], first["message"], first["frames"], detail)
     stuck = [o["rank"] for o in outcomes if o["status"] == "stuck"]
     if stuck:
-        where = {o["rank"]: _where(o.get("stack", "")) for o in outcomes if o["rank"] in stuck}
-        cpu = {o["rank"]: o.get("cpu") for o in outcomes if o["rank"] in stuck}
-        raise RankTimeout(stuck, timeout, where, cpu, cpu_limit)
+        stopped = [o for o in outcomes if o["rank"] in stuck]
+        raise RankTimeout(
+            stuck,
+            timeout,
+            {o["rank"]: _where(o.get("stack", "")) for o in stopped},
+            {o["rank"]: o.get("cpu") for o in stopped},
+            cpu_limit,
+            reason=stopped[0].get("reason", ""),
+            elapsed=stopped[0].get("elapsed"),
+            recent_cpu={o["rank"]: o.get("recent_cpu") for o in stopped},
+            queued={o["rank"]: o.get("queued") for o in stopped},
+        )
     return [pickle.loads(o["result"]) for o in outcomes]
 
 

@@ -278,3 +278,42 @@ def test_where_names_the_learners_line_never_the_course_s_private_frames():
     inside = '  File "/x/site-packages/torch/distributed/c10d.py", line 9 in all_reduce\n'
     checker_only = inside + stack.replace('  File "/tmp/ipykernel_1/2.py", line 4 in answer\n', "")
     assert gu_dist._where(checker_only) == "waiting in dist.all_reduce, outside your function"
+
+
+def wait_for_each_other(rank, world_size):
+    dist.recv(torch.empty(1), src=1 - rank)  # both ranks receive first: neither ever sends
+
+
+def all_reduce_for_ever(rank, world_size):
+    tensor = torch.ones(4)
+    while True:
+        dist.all_reduce(tensor)
+
+
+def test_ranks_that_all_sleep_are_stopped_as_a_deadlock_long_before_the_timeout():
+    start = time.monotonic()
+    with pytest.raises(gu.dist.RankTimeout) as caught:
+        gu.dist.run(wait_for_each_other, 2, timeout=60, cpu_limit=1.5, idle_limit=1.0)
+    assert time.monotonic() - start < 30  # not the 60 s of the timeout
+    error = caught.value
+    assert error.reason == "idle" and not error.looping and 1.0 <= error.elapsed < 30
+    for rank in (0, 1):
+        assert "waiting in dist.recv, called from wait_for_each_other" in error.where[rank]
+        assert error.recent_cpu[rank] is not None and error.recent_cpu[rank] <= 0.02
+    assert "none using the processor" in str(error)
+
+
+def test_a_loop_around_a_collective_is_a_loop_not_a_deadlock():
+    with pytest.raises(gu.dist.RankTimeout) as caught:
+        gu.dist.run(all_reduce_for_ever, 2, timeout=60, cpu_limit=1.0, idle_limit=1.0)
+    error = caught.value
+    # waiting in dist.all_reduce when stopped, as a deadlocked rank would be, but busy
+    assert error.reason == "loop" and error.looping, (error.reason, error.cpu)
+    assert all(
+        "dist.all_reduce, called from all_reduce_for_ever" in w for w in error.where.values()
+    )
+
+
+def test_limits_must_be_positive_seconds():
+    with pytest.raises(ValueError, match="idle_limit must be a positive"):
+        gu.dist.run(all_reduce_rank, 2, 0, idle_limit=0)

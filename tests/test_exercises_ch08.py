@@ -2,6 +2,10 @@
 mistakes fail with their own hint; a deadlock ends with a message, not a hung kernel; the
 cost-model questions accept the answer and explain the usual wrong ones."""
 
+import inspect
+import os
+import time
+
 import pytest
 import torch
 import torch.distributed as dist
@@ -285,10 +289,12 @@ def test_a_function_with_the_wrong_arguments_is_told_so():
     assert "(x, rank, world_size)" in result.message
 
 
-def test_the_deadlock_timeout_fits_in_a_check():
-    assert ch08_collectives.RUN_TIMEOUT * len(ch08_collectives.WORLD_SIZES) < (
-        gu.exercises.DEFAULT_TIMEOUT
-    )
+def test_the_check_time_limit_is_the_rank_harness_s():
+    from gpu_utils.exercises import _ranks
+
+    limit = _ranks.check_time_limit(ch08_collectives.WORLD_SIZES)
+    for exercise_id in ("ring_all_gather", "ring_all_reduce"):
+        assert gu.exercises.get(exercise_id).time_limit == limit
 
 
 # --- cost model -------------------------------------------------------------------------------
@@ -416,3 +422,107 @@ def test_stuck_rings_are_told_apart(monkeypatch, answer, words, not_words):
     assert not result.passed
     assert words in result.message, result.message
     assert not_words not in result.message, result.message
+
+
+# --- the rank harness: loops and deadlocks within 20 s, told apart ---------------------------------
+
+
+def gather_loops_on_rank_one(chunk, rank, world_size):
+    while rank == 1:
+        chunk = chunk + 0
+    return all_gather_reference(chunk, rank, world_size)
+
+
+def gather_both_receive_first(chunk, rank, world_size):
+    out = torch.empty(world_size * chunk.numel())
+    pieces = list(out.chunk(world_size))
+    pieces[rank].copy_(chunk)
+    for step in range(world_size - 1):
+        dist.recv(pieces[(rank - step - 1) % world_size], src=(rank - 1) % world_size)
+        dist.send(pieces[(rank - step) % world_size], dst=(rank + 1) % world_size)
+    return out
+
+
+def _line_of(function, text):
+    lines, first = inspect.getsourcelines(function)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def _timed_check(answer):
+    """The verdict through the checker's process, as in a lab, once that process and its ranks'
+    launcher are running (a first check starts them); seconds it took."""
+    assert check("ring_all_gather", all_gather_reference).passed
+    start = time.perf_counter()
+    result = check("ring_all_gather", answer)
+    return result, time.perf_counter() - start
+
+
+def _within_the_promise(seconds):
+    from gpu_utils.exercises import _ranks
+
+    # the promise holds on a machine not busy with other work (as in tests/answer_tables.py)
+    busy = max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    assert seconds < _ranks.VERDICT_WITHIN * busy, f"the verdict took {seconds:.1f} s"
+
+
+def test_a_looping_rank_is_stopped_by_its_processor_time_and_named_with_its_line():
+    result, seconds = _timed_check(gather_loops_on_rank_one)
+    line = _line_of(gather_loops_on_rank_one, "while rank == 1")
+    assert not result.passed
+    assert "rank 1 was still running your code after" in result.message, result.message
+    assert "s of processor time" in result.message, result.message
+    assert f"`while` loop on line {line} (`while rank == 1:`)" in result.message, result.message
+    assert "Rank 0 waited in a collective meanwhile: no deadlock" in result.message
+    _within_the_promise(seconds)
+
+
+def test_a_deadlocked_pair_is_stopped_when_both_sleep_with_the_line_each_waits_at():
+    result, seconds = _timed_check(gather_both_receive_first)
+    line = _line_of(gather_both_receive_first, "dist.recv(")
+    assert not result.passed
+    assert "no rank was using the processor any more" in result.message, result.message
+    assert "(a deadlock)" in result.message and "none was sending" in result.message
+    for rank in (0, 1):
+        where = f"rank {rank}: waiting in dist.recv, called from gather_both_receive_first"
+        assert f"{where} (line {line})" in result.message, result.message
+    _within_the_promise(seconds)
+
+
+def test_a_loop_around_send_and_recv_is_not_called_a_deadlock():
+    result = run("ring_all_gather", gather_loop_never_advances)
+    line = _line_of(gather_loop_never_advances, "while step <")
+    # stopped in a send or receive ("kept calling dist.recv") or in request.wait() (C++: the
+    # learner's own line), as it happens: busy either way, which a deadlocked rank is not
+    assert "s of processor time" in result.message, result.message
+    assert "deadlock" not in result.message.replace("not a deadlock", ""), result.message
+    assert f"the `while` loop on line {line}" in result.message and "`step`" in result.message
+
+
+def test_the_limits_keep_the_20_s_promise():
+    """Loops are stopped by processor time, deadlocks once every rank sleeps, the rest by the
+    clock; a retry (only for a busy machine) and the stack dumps' waits stay within 20 s."""
+    from gpu_utils import _dist_launcher
+    from gpu_utils.exercises import _ranks
+
+    dump = _dist_launcher.DUMP_WAIT
+    assert _ranks.CPU_LIMIT * 4 < _ranks.VERDICT_WITHIN  # a loop gets >= 1/4 core on 2 cores
+    assert _ranks.IDLE_LIMIT + dump < _ranks.VERDICT_WITHIN / 4
+    assert _ranks.RUN_TIMEOUT + dump + _ranks.SLOW_TIMEOUT + dump < _ranks.VERDICT_WITHIN
+
+
+def test_a_retry_only_when_the_machine_was_slow():
+    from gpu_utils.exercises._ranks import machine_was_slow
+
+    def stopped(reason="clock", cpu=0.05, queued=3.0, where="waiting in dist.recv"):
+        error = gu.dist.RankTimeout(
+            [0, 1], 5.0, {0: where, 1: where}, {0: cpu, 1: cpu}, 1.5, reason=reason
+        )
+        error.queued = {0: queued, 1: 0.1}
+        return error
+
+    assert machine_was_slow(stopped())  # little processor time, long waits for one
+    assert not machine_was_slow(stopped(queued=0.1))  # a processor was there: not the machine
+    assert not machine_was_slow(stopped(cpu=0.9))  # more work than a correct answer needs
+    assert not machine_was_slow(stopped(reason="idle"))  # all asleep: a deadlock
+    assert not machine_was_slow(stopped(reason="loop", cpu=1.6))
+    assert machine_was_slow(stopped(where="had not reached your function yet", queued=0.0))

@@ -75,11 +75,12 @@ def test_the_checker_process_runs_ranks_and_passes_a_correct_answer():
     assert result.passed, result.message
 
 
-def test_the_timeouts_fit_in_a_check():
-    c = ch09_data_parallel
-    runs = c.STARTUP_TIMEOUT + c.RUN_TIMEOUT * len(c.WORLD_SIZES) + c.SLOW_TIMEOUT
+def test_the_check_time_limit_is_the_rank_harness_s():
+    from gpu_utils.exercises import _ranks
+
+    limit = _ranks.check_time_limit(ch09_data_parallel.WORLD_SIZES)
     for exercise_id in ("average_gradients", "bucketed_allreduce", "zero1_optimizer"):
-        assert runs < gu.exercises.get(exercise_id).time_limit
+        assert gu.exercises.get(exercise_id).time_limit == limit
 
 
 # --- memory and traffic -------------------------------------------------------------------------

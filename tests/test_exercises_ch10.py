@@ -48,11 +48,12 @@ def test_a_function_with_the_wrong_arguments_is_told_so():
     assert "(x_part, weight, bias, rank, world_size)" in result.message
 
 
-def test_the_deadlock_timeout_fits_in_a_check():
-    c = ch10_model_parallel
-    needed = c.START_TIMEOUT + c.RUN_TIMEOUT * len(c.WORLD_SIZES)
+def test_the_check_time_limit_is_the_rank_harness_s():
+    from gpu_utils.exercises import _ranks
+
+    limit = _ranks.check_time_limit(ch10_model_parallel.WORLD_SIZES)
     for exercise_id in ("column_parallel_linear", "row_parallel_linear", "tensor_parallel_mlp"):
-        assert needed < gu.exercises.get(exercise_id).time_limit
+        assert gu.exercises.get(exercise_id).time_limit == limit
 
 
 # --- the pipeline module --------------------------------------------------------------------

@@ -10,22 +10,26 @@ hints are keyed to.
 
 from __future__ import annotations
 
-import ast
 import inspect
 import re
-import textwrap
 
 import numpy as np
 
+# torch loads with the chapter, before the checker's worker saves its state: a check that
+# first imported it would make the worker start afresh for the next check (5-10 s each).
+import torch
+
 from .. import specs
+from . import _ranks
 from ._numeric import NumericAnswer, numeric_exercise
-from ._ranks import not_started, run_ranks
-from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
+from ._registry import CheckResult, Exercise, failed, passed, register
 
 CHAPTER = "08_collectives"
 WORLD_SIZES = (2, 3, 4)
-#: Seconds per multi-rank run: a correct answer needs well under one, so a deadlock ends soon.
-RUN_TIMEOUT = 8.0
+#: Seconds on the clock per multi-rank run (loops and deadlocks are stopped sooner, see _ranks).
+RUN_TIMEOUT = _ranks.RUN_TIMEOUT
+#: Seconds a whole check may take in the checker's process (a backstop, see _ranks).
+CHECK_TIME_LIMIT = _ranks.check_time_limit(WORLD_SIZES)
 SEED = 8
 
 #: Collectives a ring exercise must not call (the point is to build them from send and recv).
@@ -68,7 +72,6 @@ CHUNK_HINT = (
 
 def _inputs(exercise: str, case: int, length: int, world_size: int, seed: int) -> list:
     """Every rank's input for one case (each rank builds all of them, from the same seed)."""
-    import torch
 
     if length < 0:  # the diagnostic case: rank r holds 16**r everywhere
         return [torch.full((-length,), 16.0**r) for r in range(world_size)]
@@ -79,7 +82,6 @@ def _inputs(exercise: str, case: int, length: int, world_size: int, seed: int) -
 
 def _ring_rank(rank, world_size, exercise, answer, lengths, seed):
     """One rank of a check: for each case, the true collective, then the learner's function."""
-    import torch
     import torch.distributed as dist
 
     originals = {name: getattr(dist, name) for name in COLLECTIVES if hasattr(dist, name)}
@@ -142,12 +144,6 @@ def _lengths(exercise: str, n: int) -> list[int]:
     return [n + 1, 6 * n - 1, 16 * n, -(5 * n - 1)]  # the last: the diagnostic case
 
 
-def _answer_line(error, answer) -> str:
-    name = getattr(answer, "__name__", "")
-    lines = [f for f in error.frames if f[2] == name]
-    return f" (line {lines[-1][1]} of {name})" if lines else ""
-
-
 _WAITING = re.compile(r"waiting in (?:dist\.)?(\w+)")
 _LINE = re.compile(r"\(line (\d+)\)")
 
@@ -160,122 +156,58 @@ def _source(answer) -> tuple[list[str], int]:
         return [], 0
 
 
-def _in_while_loop(answer, line: int) -> int | None:
-    """The file line of the ``while`` loop of ``answer`` that contains ``line``, if any."""
-    lines, first = _source(answer)
-    try:
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-    except (SyntaxError, ValueError):
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.While):
-            start, end = node.lineno + first - 1, node.end_lineno + first - 1
-            if start <= line <= end:
-                return start
-    return None
-
-
-def _stuck_at(where: str, answer) -> tuple[str, int | None]:
-    """('send' | 'recv' | 'wait' | 'running' | '', file line) for one rank's RankTimeout text."""
+def _stuck_at(where: str, answer) -> str:
+    """'send' | 'recv' | 'wait' | '' for one waiting rank's RankTimeout text."""
     match = _LINE.search(where)
     line = int(match.group(1)) if match else None
     waiting = _WAITING.search(where)
     call = waiting.group(1) if waiting else ""
-    if not call and line is not None:  # the top frame is the learner's: a C++ wait or a loop
+    if not call and line is not None:  # the top frame is the learner's: a C++ wait
         lines, first = _source(answer)
         text = lines[line - first] if 0 <= line - first < len(lines) else ""
         found = re.search(r"\b(recv|send|wait)\b", text)
-        call = found.group(1) if found else "running"
+        call = found.group(1) if found else ""
     if call in ("irecv", "recv"):
-        return "recv", line
+        return "recv"
     if call in ("isend", "send"):
-        return "send", line
-    return call, line
+        return "send"
+    return call
 
 
-def _ranks(ranks: list[int]) -> str:
-    names = [str(r) for r in sorted(ranks)]
-    if len(names) == 1:
-        return f"Rank {names[0]}"
-    return f"Ranks {', '.join(names[:-1])} and {names[-1]}"
-
-
-def _deadlock_result(exercise_id: str, n: int, error, answer) -> CheckResult:
-    """A RankTimeout explained from where each rank was when the run was stopped."""
-    where = "; ".join(f"rank {r}: {w}" for r, w in error.where.items() if w)
-    what = (
-        f"With {n} ranks your function had not finished after {error.timeout:g} s, so the "
-        "checker stopped it." + (f" Where each rank was: {where}." if where else "")
-    )
-    if not_started(error):
-        return failed(
-            exercise_id,
-            f"With {n} ranks, the ranks had not even started your function after "
-            f"{error.timeout:g} s: the machine is busy, or slow to start processes.",
-            "run the check again in a moment.",
-        )
-    returned = [r for r, w in error.where.items() if "outside your function" in w]
-    if returned:  # back in the checker's own code: that rank's function had returned
-        return failed(
-            exercise_id,
-            what.replace(
-                " Where each",
-                f" {_ranks(returned)} had already returned from your "
-                "function while the others still waited for it. Where each",
-            ),
-            PEER_GONE_HINT,
-        )
-    stuck = {r: _stuck_at(w, answer) for r, w in error.where.items() if w}
-    calls = {call for call, _ in stuck.values()}
-    loops = {_in_while_loop(answer, line) for _, line in stuck.values() if line}
-    loops.discard(None)
-    if "running" in calls or loops:
-        running = [line for call, line in stuck.values() if call == "running" and line]
-        at = f"line {min(loops or running)}" if loops or running else "one line"
-        return failed(
-            exercise_id,
-            what,
-            f"the ranks were still inside the loop at {at}, not waiting for a partner that "
-            "never comes: a loop whose condition never changes runs for ever. Advance the "
-            "loop's variable every step, or use `for step in range(world_size - 1):`.",
-        )
-    what += " The ranks were waiting for each other (a deadlock)."
+def _deadlock_hint(error, answer) -> str:
+    """The hint for ranks that waited for each other, from the calls they waited in."""
+    if any("outside your function" in w for w in error.where.values()):
+        return PEER_GONE_HINT  # back in the checker's own code: that rank's function returned
+    calls = {_stuck_at(w, answer) for w in error.where.values() if w}
     if calls == {"send"}:
-        return failed(exercise_id, what, DEADLOCK_HINT)
+        return DEADLOCK_HINT
     if calls and calls <= {"recv", "wait"}:
-        return failed(
-            exercise_id,
-            what,
+        return (
             "every rank was waiting to receive and none was sending to it: each `recv` must "
             "name the rank that sends to you. If you send to the right, "
-            "`dst=(rank + 1) % world_size`, receive from the left, `src=(rank - 1) % world_size`.",
+            "`dst=(rank + 1) % world_size`, receive from the left, `src=(rank - 1) % world_size`."
         )
-    return failed(
-        exercise_id,
-        what,
+    return (
         "the sends and receives do not pair up: rank r's send to its right neighbour must meet "
         "that neighbour's receive from its left, at the same step, on every rank. "
         + DEADLOCK_HINT[0].upper()
-        + DEADLOCK_HINT[1:],
+        + DEADLOCK_HINT[1:]
     )
 
 
 def _error_result(exercise_id: str, n: int, error, answer) -> CheckResult:
+    """The verdict on a RankError (an exception or a crash in one rank)."""
     from .. import dist
 
-    if isinstance(error, dist.RankTimeout):
-        return _deadlock_result(exercise_id, n, error, answer)
     if any(phrase in error.exc_message for phrase in dist._PEER_GONE):
         return failed(
             exercise_id,
             f"With {n} ranks, rank {error.rank} was still waiting for a message"
-            f"{_answer_line(error, answer)} when the rank it was talking to had already "
+            f"{_ranks.answer_line(error, answer)} when the rank it was talking to had already "
             "returned from your function.",
             PEER_GONE_HINT,
         )
-    if error.exc_type == "NotImplementedError":
-        return not_attempted(exercise_id)
-    text = f"With {n} ranks, {str(error).rstrip('.')}{_answer_line(error, answer)}."
+    text = _ranks.crash_text(n, error, answer)
     message = f"{error.exc_message} {error.last_output}"
     if "doesn't match expected size" in message or "size mismatch" in message:
         return failed(exercise_id, text, CHUNK_HINT)
@@ -354,25 +286,7 @@ def _first_wrong(n: int, length: int, rank: int, got, expected) -> str:
     )
 
 
-def _run_ranks(n: int, exercise_id: str, answer, lengths: list[int]) -> list:
-    """One multi-rank run; a second, four times as long, when the ranks had not even started
-    (a busy machine: a deadlock is found in the first)."""
-    return run_ranks(
-        _ring_rank,
-        n,
-        exercise_id,
-        answer,
-        lengths,
-        SEED,
-        timeout=RUN_TIMEOUT,
-        slow_timeout=4 * RUN_TIMEOUT,
-        machine_was_slow=not_started,
-    )
-
-
 def _run_ring(exercise_id: str, answer, judge) -> CheckResult | None:
-    from .. import dist
-
     if not callable(answer):
         return failed(
             exercise_id,
@@ -389,18 +303,8 @@ def _run_ring(exercise_id: str, answer, judge) -> CheckResult | None:
         )
     except ValueError:
         pass  # no signature to inspect: let the run tell
-    for n in WORLD_SIZES:
-        lengths = _lengths(exercise_id, n)
-        try:
-            outcome = _run_ranks(n, exercise_id, answer, lengths)
-        except (dist.RankError, dist.RankTimeout) as error:
-            return _error_result(exercise_id, n, error, answer)
-        except dist.DistError as error:
-            return failed(
-                exercise_id,
-                f"The checker could not run your function in {n} processes: {error}",
-                "run the check again; if it fails the same way, restart the kernel.",
-            )
+
+    def judge_run(n: int, outcome: list) -> CheckResult | None:
         used = sorted({name for rank in outcome for name in rank["used"]})
         if used:
             return failed(
@@ -410,10 +314,19 @@ def _run_ring(exercise_id: str, answer, judge) -> CheckResult | None:
                 "use only dist.send / dist.recv (or dist.isend / dist.irecv) between neighbours "
                 "on the ring.",
             )
-        problem = judge(exercise_id, n, outcome)
-        if problem is not None:
-            return problem
-    return None
+        return judge(exercise_id, n, outcome)
+
+    return _ranks.run_world_sizes(
+        exercise_id,
+        answer,
+        _ring_rank,
+        lambda n: (exercise_id, answer, _lengths(exercise_id, n), SEED),
+        judge_run,
+        world_sizes=WORLD_SIZES,
+        error_result=_error_result,
+        deadlock_hint=_deadlock_hint,
+        timeout=RUN_TIMEOUT,
+    )
 
 
 # --- ring_all_gather ------------------------------------------------------------------------------
@@ -497,6 +410,7 @@ register(
         ),
         run=_check_all_gather,
         kind="function",
+        time_limit=CHECK_TIME_LIMIT,
     )
 )
 
@@ -620,6 +534,7 @@ register(
         ),
         run=_check_all_reduce,
         kind="function",
+        time_limit=CHECK_TIME_LIMIT,
     )
 )
 

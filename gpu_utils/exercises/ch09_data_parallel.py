@@ -17,22 +17,22 @@ import inspect
 
 import numpy as np
 
+# torch loads with the chapter, before the checker's worker saves its state: a check that
+# first imported it would make the worker start afresh for the next check (5-10 s each).
+import torch
+
+from . import _ranks
 from ._numeric import NumericAnswer, numeric_exercise
-from ._ranks import run_ranks, timeout_result
-from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
+from ._registry import CheckResult, Exercise, failed, passed, register
 
 CHAPTER = "09_data_parallel"
 WORLD_SIZES = (2, 3, 4)
 STEPS = 3
-#: Seconds per multi-rank run: a correct answer needs well under one, so a deadlock ends soon.
-RUN_TIMEOUT = 12.0
+#: Seconds on the clock per multi-rank run (loops and deadlocks are stopped sooner, see _ranks).
+RUN_TIMEOUT = _ranks.RUN_TIMEOUT
 SEED = 9
-#: Seconds for starting the launcher of the ranks (importing PyTorch), before the timed runs.
-STARTUP_TIMEOUT = 60.0
-#: Seconds for a second try when ranks timed out before waiting in a collective (a busy machine).
-SLOW_TIMEOUT = 60.0
-#: Seconds a whole check may take: the launcher's start, a run per world size, a retry, judging.
-CHECK_TIME_LIMIT = STARTUP_TIMEOUT + RUN_TIMEOUT * 3 + SLOW_TIMEOUT + 30.0
+#: Seconds a whole check may take in the checker's process (a backstop, see _ranks).
+CHECK_TIME_LIMIT = _ranks.check_time_limit(WORLD_SIZES)
 #: The bucket size the bucketing exercise is given: 100 float32 gradients, so the 241 trainable
 #: parameters need three buckets (the last one partly filled).
 BUCKET_BYTES = 400
@@ -116,10 +116,6 @@ def _record_optimizer_grads(learner, out: dict) -> None:
         optimizer.step = step
 
 
-def _ready(rank, world_size):
-    return rank
-
-
 def _grads(model) -> dict:
     return {
         name: (None if p.grad is None else p.grad.detach().numpy().astype(np.float64).copy())
@@ -135,7 +131,6 @@ def _params(model) -> dict:
 
 def _train_rank(rank, world_size, exercise, answer, steps, seed, bucket_bytes):
     """One rank: the baseline on the whole batch, then the learner's data-parallel training."""
-    import torch
     import torch.distributed as dist
 
     from gpu_utils import data_parallel as dp
@@ -219,24 +214,10 @@ def _near(value: float, target: float) -> bool:
     return bool(np.isfinite(value)) and abs(value - target) <= 1e-3 * max(1.0, abs(target))
 
 
-def _answer_line(error, answer) -> str:
-    names = {getattr(answer, "__name__", "")}
-    names |= (
-        {n for n, v in vars(answer).items() if callable(v)} if inspect.isclass(answer) else set()
-    )
-    lines = [f for f in error.frames if f[2] in names]
-    return f" (line {lines[-1][1]} of {lines[-1][2]})" if lines else ""
-
-
 def _error_result(exercise_id: str, n: int, error, answer) -> CheckResult:
-    from .. import dist
-
-    if isinstance(error, dist.RankTimeout):
-        return timeout_result(exercise_id, n, error, answer, DEADLOCK_HINT)
-    if error.exc_type == "NotImplementedError":
-        return not_attempted(exercise_id)
+    """The verdict on a RankError (an exception or a crash in one rank)."""
     message = f"{error.exc_message} {error.last_output}"
-    text = f"With {n} ranks, {str(error).rstrip('.')}{_answer_line(error, answer)}."
+    text = _ranks.crash_text(n, error, answer)
     if error.exc_type == "exited" or any(
         p in message for p in ("Connection closed by peer", "Connection reset", "Broken pipe")
     ):
@@ -278,18 +259,12 @@ def _error_result(exercise_id: str, n: int, error, answer) -> CheckResult:
             "not a multiple of world_size, shards differ by one element; "
             "`torch.tensor_split(flat, world_size)` cuts them as everyone expects.",
         )
-    return failed(
-        exercise_id,
-        text,
-        "run your code yourself in a cell with gu.dist.run(...) to see the rank's full traceback.",
-    )
+    return failed(exercise_id, text, _ranks.RUN_IT_YOURSELF)
 
 
 def _run(exercise_id: str, answer, arity: int, judge) -> CheckResult | None:
     """Run the training in 2, 3, 4 ranks, judging each world size's outcome as soon as it is
     in (``judge(n, outcome)``); the first problem as a CheckResult, or None."""
-    from .. import dist
-
     if not callable(answer):
         return failed(
             exercise_id,
@@ -314,39 +289,17 @@ def _run(exercise_id: str, answer, arity: int, judge) -> CheckResult | None:
     from .. import data_parallel
 
     data_parallel.preload_optimizers()
-    try:  # start the launcher (PyTorch's imports) before the timed runs
-        dist.run(_ready, 1, backend="gloo", timeout=STARTUP_TIMEOUT)
-    except dist.DistError as error:
-        return failed(
-            exercise_id,
-            f"The checker could not start processes: {error}",
-            "run the check again; if it fails the same way, restart the kernel.",
-        )
-    for n in WORLD_SIZES:
-        try:
-            outcome = run_ranks(
-                _train_rank,
-                n,
-                exercise_id,
-                answer,
-                STEPS,
-                SEED,
-                BUCKET_BYTES,
-                timeout=RUN_TIMEOUT,
-                slow_timeout=SLOW_TIMEOUT,
-            )
-        except (dist.RankError, dist.RankTimeout) as error:
-            return _error_result(exercise_id, n, error, answer)
-        except dist.DistError as error:
-            return failed(
-                exercise_id,
-                f"The checker could not run your code in {n} processes: {error}",
-                "run the check again; if it fails the same way, restart the kernel.",
-            )
-        problem = judge(n, outcome)
-        if problem is not None:
-            return problem
-    return None
+    return _ranks.run_world_sizes(
+        exercise_id,
+        answer,
+        _train_rank,
+        (exercise_id, answer, STEPS, SEED, BUCKET_BYTES),
+        judge,
+        world_sizes=WORLD_SIZES,
+        error_result=_error_result,
+        deadlock_hint=DEADLOCK_HINT,
+        timeout=RUN_TIMEOUT,
+    )
 
 
 def _state(got, want, local, n: int) -> str:

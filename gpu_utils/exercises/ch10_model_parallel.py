@@ -14,28 +14,28 @@ the makespan are compared with the reference 1F1B schedule.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import inspect
 import re
 
 import numpy as np
 
+# torch loads with the chapter, before the checker's worker saves its state: a check that
+# first imported it would make the worker start afresh for the next check (5-10 s each).
+import torch
+
 from .. import pipeline, specs
+from . import _ranks
 from ._numeric import NumericAnswer, numeric_exercise
-from ._ranks import run_ranks, source_line, timeout_result
+from ._ranks import source_line
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 
 CHAPTER = "10_model_parallel"
 WORLD_SIZES = (2, 3, 4)
-#: Seconds per multi-rank run: a correct answer needs well under one, so a deadlock ends soon.
-RUN_TIMEOUT = 15.0
-#: Seconds for a second try when ranks timed out without waiting in a collective (a busy machine).
-SLOW_TIMEOUT = 60.0
-#: Seconds for gu.dist's launcher to start (once per checker process) and run one empty rank.
-START_TIMEOUT = 20.0
-#: Seconds a layer check may take in all: the launcher's start, a run per world size, judging.
-CHECK_TIME_LIMIT = START_TIMEOUT + RUN_TIMEOUT * len(WORLD_SIZES) + SLOW_TIMEOUT + 30.0
+#: Seconds on the clock per multi-rank run (loops and deadlocks are stopped sooner, see _ranks).
+RUN_TIMEOUT = _ranks.RUN_TIMEOUT
+#: Seconds a layer check may take in the checker's process (a backstop, see _ranks).
+CHECK_TIME_LIMIT = _ranks.check_time_limit(WORLD_SIZES)
 SEED = 10
 RTOL, ATOL = 1e-4, 1e-5
 BATCH = 5
@@ -70,7 +70,6 @@ def _reraise(error, case: int, names: tuple[str, ...]):
 
 def _as_array(value):
     """A float64 NumPy array, or a string that says what the value was."""
-    import torch
 
     if value is None:
         return "None"
@@ -83,7 +82,6 @@ def _as_array(value):
 
 def _all_agree(ok: bool) -> bool:
     """True on every rank when ``ok`` holds on every rank (so that all run backward, or none)."""
-    import torch
     import torch.distributed as dist
 
     flag = torch.tensor([int(ok)])
@@ -93,7 +91,6 @@ def _all_agree(ok: bool) -> bool:
 
 def _layer_rank(rank, world_size, exercise, answer, shapes, seed):
     """One rank: for each shape, the single-process layer, then the learner's, with gradients."""
-    import torch
     import torch.nn.functional as F
 
     from gpu_utils.tensor_parallel import shard
@@ -154,7 +151,6 @@ def _layer_rank(rank, world_size, exercise, answer, shapes, seed):
 
 def _mlp_rank(rank, world_size, answer, shapes, seed):
     """One rank: the single-process MLP and the learner's trained side by side with SGD."""
-    import torch
     import torch.nn.functional as F
 
     results = []
@@ -235,35 +231,22 @@ def _mlp_rank(rank, world_size, answer, shapes, seed):
     return results
 
 
-def _nothing(rank, world_size):
-    return None
-
-
 def _run(exercise_id, rank_fn, judge, *args) -> CheckResult | None:
     """Run ``rank_fn`` on each world size and judge its outcome at once; the first problem."""
-    from .. import data_parallel, dist
+    from .. import data_parallel
 
     data_parallel.preload_optimizers()  # the MLP's SGD: torch._dynamo once, not in every rank
-    # Start gu.dist's launcher (it imports PyTorch) with time to spare on a busy machine; if it
-    # cannot start, the runs below say so.
-    with contextlib.suppress(dist.DistError):
-        dist.run(_nothing, 1, backend="gloo", timeout=START_TIMEOUT)
-    for n in WORLD_SIZES:
-        try:
-            outcome = run_ranks(rank_fn, n, *args, timeout=RUN_TIMEOUT, slow_timeout=SLOW_TIMEOUT)
-        except (dist.RankError, dist.RankTimeout) as error:
-            answer = args[1] if isinstance(args[0], str) else args[0]
-            return _error_result(exercise_id, n, error, answer)
-        except dist.DistError as error:
-            return failed(
-                exercise_id,
-                f"The checker could not run your code in {n} processes: {error}",
-                "run the check again; if it fails the same way, restart the kernel.",
-            )
-        problem = judge({n: outcome})
-        if problem is not None:
-            return problem
-    return None
+    return _ranks.run_world_sizes(
+        exercise_id,
+        args[1] if isinstance(args[0], str) else args[0],
+        rank_fn,
+        args,
+        lambda n, outcome: judge({n: outcome}),
+        world_sizes=WORLD_SIZES,
+        error_result=_error_result,
+        deadlock_hint=DEADLOCK_HINT,
+        timeout=RUN_TIMEOUT,
+    )
 
 
 DEADLOCK_HINT = (
@@ -277,10 +260,7 @@ TRANSPOSE = (
 
 
 def _error_result(exercise_id: str, n: int, error, answer=None) -> CheckResult:
-    from .. import dist
-
-    if isinstance(error, dist.RankTimeout):
-        return timeout_result(exercise_id, n, error, answer, DEADLOCK_HINT)
+    """The verdict on a RankError (an exception or a crash in one rank)."""
     message = error.exc_message
     case, kind, line = None, error.exc_type, ""
     if message.startswith(f"{_TAG}|"):
@@ -341,11 +321,7 @@ def _error_result(exercise_id: str, n: int, error, answer=None) -> CheckResult:
             "a collective got tensors of different sizes on different ranks: with uneven "
             "shards, only all-reduce tensors whose shape is the same on every rank.",
         )
-    return failed(
-        exercise_id,
-        where,
-        "run your code yourself in gu.dist.run to see the full traceback of the rank.",
-    )
+    return failed(exercise_id, where, _ranks.RUN_IT_YOURSELF)
 
 
 def _signature_problem(exercise_id: str, answer, args: tuple, text: str) -> CheckResult | None:
