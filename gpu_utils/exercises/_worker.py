@@ -261,21 +261,18 @@ class Stopped:
         return self.clock and not self.waiting and self.cpu < 0.5 * self.elapsed
 
 
-def thread_clock(ident: int) -> int | None:
-    """The processor-time clock of the thread ``ident`` (``threading.get_ident()``), or None."""
-    try:
-        return time.pthread_getcpuclockid(ident)
-    except (AttributeError, OSError):  # not on this platform
-        return None
-
-
-def clock_seconds(clock: int | None) -> float | None:
-    """Seconds of processor time on a thread's clock, or None (no clock, or the thread ended)."""
-    if clock is None:
+def main_thread_cpu(ident: int) -> float | None:
+    """Seconds of processor time the main thread has used, when ``ident`` is the main thread
+    (where a function answer runs) and the platform tells (Linux's /proc); else None. Other
+    threads (a kernel's, on the simulator) come and go: their clocks are not read (reading the
+    clock of a thread that has just ended can crash the process)."""
+    if ident != threading.main_thread().ident:
         return None
     try:
-        return time.clock_gettime(clock)
-    except OSError:
+        with open(f"/proc/self/task/{os.getpid()}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    except (OSError, ValueError, IndexError):
         return None
 
 
@@ -387,7 +384,7 @@ def _watch(results, exercise_id, limit, lock, finished, files, call_limit) -> No
     running and end this process."""
     cpu, wall = time.process_time(), time.monotonic()
     call_wall = min(CALL_WALL, WALL_FACTOR * call_limit) if call_limit else 0.0
-    # thread -> (frame, since: clock, process cpu, thread's clock, thread cpu)
+    # thread -> (frame, since: clock, process cpu, the thread's cpu when the main thread)
     calls: dict[int, tuple] = {}
     me, beat = threading.get_ident(), 0.0
     while not finished.wait(0.25):
@@ -404,18 +401,13 @@ def _watch(results, exercise_id, limit, lock, finished, files, call_limit) -> No
                 if thread in calls and calls[thread][0] is frame:
                     new_calls[thread] = calls[thread]
                 else:  # a new call: held frames cannot be reused, so ``is`` tells calls apart
-                    clock = thread_clock(thread)
-                    new_calls[thread] = (frame, now, used_now, clock, clock_seconds(clock))
+                    new_calls[thread] = (frame, now, used_now, main_thread_cpu(thread))
             calls = new_calls
             stopped = None
-            for _, since, since_cpu, clock, since_thread in calls.values():
+            for thread, (_, since, since_cpu, since_thread) in calls.items():
                 used, elapsed = used_now - since_cpu, now - since
-                thread_now = clock_seconds(clock)
-                thread_used = (
-                    None
-                    if thread_now is None or since_thread is None
-                    else thread_now - since_thread
-                )
+                thread_now = main_thread_cpu(thread) if since_thread is not None else None
+                thread_used = None if thread_now is None else thread_now - since_thread
                 if used >= call_limit:
                     stopped = Stopped(call_limit, False, elapsed, used, thread_used)
                 elif elapsed >= call_wall:
