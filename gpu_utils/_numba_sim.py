@@ -62,12 +62,13 @@ _engine_hooked = False
 def select_engine() -> str:
     """``GPU_COURSE_SIM=course`` (issue 29, opt-in): launches of ``@cuda.jit`` kernels in
     simulator mode go through the course's engine (:mod:`gpu_utils.sim`) instead of numba-cuda's
-    threads; unset or ``numba`` changes nothing. Read once; returns the engine in use."""
+    threads; ``compare`` runs both and logs any difference (:mod:`gpu_utils.sim.compare`); unset
+    or ``numba`` changes nothing. Read once; returns the engine in use."""
     global _engine_hooked
     from .sim import engine
 
     chosen = engine()
-    if chosen != "course" or _engine_hooked:
+    if chosen == "numba" or _engine_hooked:
         return chosen
     from numba.cuda.simulator import kernel
 
@@ -79,8 +80,10 @@ def select_engine() -> str:
             return original(self, *args)
         from numba.cuda.errors import normalize_kernel_dimensions
 
-        from .sim import launch
+        from .sim import compare, launch
 
+        if chosen == "compare":
+            return compare.launch_both(original, self, args)
         grid_dim, block_dim = normalize_kernel_dimensions(self.grid_dim, self.block_dim)
         launch(self.fn, grid_dim, block_dim, *args, dynshared_size=self.dynshared_size)
 

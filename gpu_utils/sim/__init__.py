@@ -33,7 +33,7 @@ from .engine import (
 from .rewrite import IndexOutOfBounds, NotHandledYet
 
 ENV = "GPU_COURSE_SIM"
-ENGINES = ("numba", "course")
+ENGINES = ("numba", "course", "compare")
 
 __all__ = [
     "ENV",
@@ -49,12 +49,13 @@ __all__ = [
 
 
 def engine(environ=None) -> str:
-    """The engine ``GPU_COURSE_SIM`` selects: ``"numba"`` (unset, the default) or ``"course"``."""
+    """The engine ``GPU_COURSE_SIM`` selects: ``"numba"`` (unset, the default), ``"course"``,
+    or ``"compare"`` (both, numba's results kept, differences logged: the differential test)."""
     value = (os.environ if environ is None else environ).get(ENV, "").strip().lower()
     if value in ("", "numba"):
         return "numba"
-    if value == "course":
-        return "course"
+    if value in ENGINES:
+        return value
     raise ValueError(
         f"{ENV}={value!r}: use {ENV}=course for the course's simulator, or leave it unset "
         "(or numba) for numba-cuda's"

@@ -155,6 +155,120 @@ def analyse(function, cuda_names: frozenset[str]) -> Analysis:
     return found
 
 
+_COORDINATES = ("threadIdx", "blockIdx", "blockDim", "gridDim")
+
+
+def _nonnegative_names(tree: ast.FunctionDef, cuda_names) -> frozenset[str]:
+    """Local names that can only hold non-negative ints: every binding is a ``for`` over
+    ``range`` with a non-negative start and a positive step, or a thread coordinate
+    (``cuda.threadIdx.x``, ``cuda.grid(1)``, ``x, y = cuda.grid(2)``...), or a sum, product,
+    ``//`` or ``%`` of such. An index made of them needs no check for a negative value (numpy
+    still reports one past the end)."""
+    sources: dict[str, list] = {}
+    params = {a.arg for a in (*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs)}
+    unsafe = set(params)
+
+    def bind(target, value):
+        if isinstance(target, ast.Name):
+            sources.setdefault(target.id, []).append(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            values = value.elts if isinstance(value, (ast.Tuple, ast.List)) else None
+            if values is None and _is_grid(value, cuda_names):
+                values = [value] * len(target.elts)  # x, y = cuda.grid(2)
+            for k, element in enumerate(target.elts):
+                bind(element, values[k] if values and k < len(values) else None)
+        elif isinstance(target, ast.Starred) and isinstance(target.value, ast.Name):
+            unsafe.add(target.value.id)
+        # a subscript or attribute target binds no name
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                bind(target, node.value)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+            bind(node.target, None)
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            bind(node.target, ("range", node.iter))
+        elif isinstance(node, (ast.With, ast.ExceptHandler, ast.Global, ast.Nonlocal)):
+            for name in ast.walk(node):
+                if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
+                    unsafe.add(name.id)
+            if isinstance(node, (ast.Global, ast.Nonlocal)):
+                unsafe.update(node.names)
+    safe: set[str] = set()
+    changed = True
+    while changed:  # a fixed point: names defined from names already known to be safe
+        changed = False
+        for name, values in sources.items():
+            if name in safe or name in unsafe:
+                continue
+            if all(_nonnegative(v, safe, cuda_names) for v in values):
+                safe.add(name)
+                changed = True
+    return frozenset(safe)
+
+
+def _is_grid(node, cuda_names) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "grid"
+        and _is_cuda(node.func.value, cuda_names)
+    )
+
+
+def _nonnegative(node, safe, cuda_names) -> bool:
+    if isinstance(node, tuple):  # ("range", iterable) from a for loop
+        call = node[1]
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "range"
+            and not call.keywords
+            and 1 <= len(call.args) <= 3
+        ):
+            return False
+        start = call.args[0] if len(call.args) >= 2 else ast.Constant(0)
+        step_ok = (
+            len(call.args) < 3
+            or (
+                isinstance(call.args[2], ast.Constant)
+                and type(call.args[2].value) is int
+                and call.args[2].value > 0
+            )
+            or _nonnegative(call.args[2], safe, cuda_names)
+        )
+        return step_ok and _nonnegative(start, safe, cuda_names)
+    if node is None:
+        return False
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int and node.value >= 0
+    if isinstance(node, ast.Name):
+        return node.id in safe
+    if _is_grid(node, cuda_names) or (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "gridsize"
+        and _is_cuda(node.func.value, cuda_names)
+    ):
+        return True
+    if (  # cuda.threadIdx.x and the like
+        isinstance(node, ast.Attribute)
+        and node.attr in ("x", "y", "z")
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr in _COORDINATES
+        and _is_cuda(node.value.value, cuda_names)
+    ):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(
+        node.op, (ast.Add, ast.Mult, ast.FloorDiv, ast.Mod)
+    ):
+        return _nonnegative(node.left, safe, cuda_names) and _nonnegative(
+            node.right, safe, cuda_names
+        )
+    return False
+
+
 class _Rewriter(ast.NodeTransformer):
     def __init__(self, cuda_names, yielding_calls, filename, name, is_kernel, generator):
         self.cuda_names = cuda_names
@@ -167,6 +281,7 @@ class _Rewriter(ast.NodeTransformer):
         self.depth = 0  # inside a lambda or comprehension: no walrus there
         self.labels: dict[tuple[int, int], str] = {}
         self.uses_grid1 = False
+        self.safe: frozenset[str] = frozenset()
 
     # scopes where walrus temporaries cannot live
     def _nested(self, node):
@@ -252,6 +367,8 @@ class _Rewriter(ast.NodeTransformer):
         """``t if t.__class__ is int and t >= 0 else check_index(...)``; ``t`` is the component
         itself when it is a name, else a walrus temporary. An index past the end is left to
         numpy's IndexError, which the engine turns into the same report (see ``labels``)."""
+        if _nonnegative(component, self.safe, self.cuda_names):
+            return component  # a non-negative int: numpy reports one past the end
         if isinstance(component, ast.Name):
             first, load = component, ast.Name(component.id, ast.Load())
         elif isinstance(component, ast.Constant) and type(component.value) is int:
@@ -322,6 +439,7 @@ def compile_function(
         is_kernel,
         generator,
     )
+    rewriter.safe = _nonnegative_names(tree, rewriter.cuda_names)
     tree = rewriter.visit(tree)
     freevars = function.__code__.co_freevars
     if freevars:
