@@ -67,7 +67,11 @@ def select_engine() -> str:
     global _engine_hooked
     from .sim import engine
 
-    chosen = engine()
+    try:
+        chosen = engine()
+    except ValueError as error:  # a misspelt value: say so, and keep numba-cuda's simulator
+        warnings.warn(f"{error}; numba-cuda's simulator runs the kernels", RuntimeWarning, 2)
+        return "numba"
     if chosen == "numba" or _engine_hooked:
         return chosen
     from numba.cuda.simulator import kernel

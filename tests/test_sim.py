@@ -386,6 +386,25 @@ def test_a_negative_index_is_out_of_bounds_where_numba_wraps_it():
         sim.launch(reads_before_the_start, 1, 16, a, np.zeros(10))
 
 
+@cuda.jit
+def negative_from_a_loop_and_a_coordinate(a, out, which):
+    t = cuda.threadIdx.x
+    left = t - 1
+    for k in range(-1, 2):
+        if which[0] == 0 and t == 0:
+            out[t] = a[k]
+    if which[0] == 1:
+        out[t] = a[left]
+
+
+def test_an_index_that_can_be_negative_is_still_checked():
+    # thread coordinates and non-negative range loops skip the check; these cannot
+    a, out = np.arange(4.0), np.zeros(4)
+    for which in (0, 1):  # a[k] with k from range(-1, 2), a[left] with left = t - 1
+        with pytest.raises(sim.IndexOutOfBounds, match=r"index -1 .*negative"):
+            sim.launch(negative_from_a_loop_and_a_coordinate, 1, 4, a, out, np.array([which]))
+
+
 def test_shared_array_overrun_on_the_second_axis():
     with pytest.raises(sim.IndexOutOfBounds) as raised:
         sim.launch(shared_overrun, 1, (8, 8), np.zeros((8, 8), np.float32))
@@ -459,6 +478,14 @@ def test_a_bad_launch_configuration_says_what_to_do(griddim, blockdim, words):
 
 
 # --- selection --------------------------------------------------------------------------------
+
+
+def test_a_misspelt_engine_warns_and_keeps_numbas(monkeypatch):
+    from gpu_utils import _numba_sim
+
+    monkeypatch.setenv("GPU_COURSE_SIM", "cours")
+    with pytest.warns(RuntimeWarning, match="GPU_COURSE_SIM='cours': use GPU_COURSE_SIM=course"):
+        assert _numba_sim.select_engine() == "numba"
 
 
 def test_the_engine_variable():

@@ -189,7 +189,11 @@ def _nonnegative_names(tree: ast.FunctionDef, cuda_names) -> frozenset[str]:
             bind(node.target, None)
         elif isinstance(node, (ast.For, ast.comprehension)):
             bind(node.target, ("range", node.iter))
-        elif isinstance(node, (ast.With, ast.ExceptHandler, ast.Global, ast.Nonlocal)):
+        elif isinstance(
+            node, (ast.With, ast.ExceptHandler, ast.Global, ast.Nonlocal, ast.Lambda)
+        ) or (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not tree
+        ):  # bindings too rare in a kernel to follow, and nested scopes: checked as usual
             for name in ast.walk(node):
                 if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
                     unsafe.add(name.id)
