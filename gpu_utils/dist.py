@@ -253,6 +253,11 @@ def shutdown() -> None:
 _LOG_LINE = re.compile(r"^\s*(\[Gloo\]|\[c10d\]|\[[WIEF]\d{4} [\d:.]+ .*\] )")
 #: A logged line that reports a failure: glog's error and fatal levels ([E...], [F...]).
 _LOG_ERROR = re.compile(r"^\s*\[[EF]\d{4} [\d:.]+ .*\] ")
+#: The C++ runtime's two lines as gloo aborts a rank ("terminate called after throwing an
+#: instance of 'gloo::EnforceNotMet'", "  what():  [enforce fail at .../pair.cc:456] ...
+#: Received data size doesn't match expected size..."): kept, not printed; the rank's error
+#: quotes the second as its last output.
+_ABORT_LINE = re.compile(r"^\s*(terminate called after throwing an instance of |what\(\): )")
 _log: list[str] = []
 
 
@@ -262,7 +267,7 @@ def log() -> list[str]:
 
 
 def _print_line(rank: int, stream: str, text: str) -> None:
-    if _LOG_LINE.match(text):
+    if _LOG_LINE.match(text) or _ABORT_LINE.match(text):
         _log.append(f"[rank {rank}] {text}")
         return
     target = sys.stderr if stream == "stderr" else sys.stdout

@@ -155,6 +155,33 @@ def test_a_crashed_rank_reports_the_error_torch_distributed_logged():
     assert any(logged in line for line in gu.dist.log())
 
 
+def test_gloo_s_abort_is_quoted_in_the_error_not_printed(capsys):
+    """gloo aborts a rank whose collective does not match (C++'s 'terminate called ...' and
+    'what(): ...'): the error quotes what it said; the notebook's cell does not show it."""
+    what = (
+        "  what():  [enforce fail at pair.cc:456] Received data size doesn't match expected size."
+    )
+
+    def aborts(rank, world_size):
+        import sys
+
+        if rank == 1:
+            print(
+                "terminate called after throwing an instance of 'gloo::EnforceNotMet'",
+                file=sys.stderr,
+            )
+            print(what, file=sys.stderr, flush=True)
+            os._exit(134)
+        dist.barrier()
+
+    with pytest.raises(gu.dist.RankError) as caught:
+        gu.dist.run(aborts, 2, timeout=20)
+    assert caught.value.last_output == what.strip()
+    printed = capsys.readouterr()
+    assert "terminate called" not in printed.err + printed.out and "what()" not in printed.err
+    assert any("what():" in line for line in gu.dist.log())
+
+
 def test_no_rank_outlives_its_run():
     pids = [r[3] for r in gu.dist.run(all_reduce_rank, 3, 0)]
     for pid in pids:
