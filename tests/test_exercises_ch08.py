@@ -526,3 +526,30 @@ def test_a_retry_only_when_the_machine_was_slow():
     assert not machine_was_slow(stopped(reason="idle"))  # all asleep: a deadlock
     assert not machine_was_slow(stopped(reason="loop", cpu=1.6))
     assert machine_was_slow(stopped(where="had not reached your function yet", queued=0.0))
+
+
+def test_ranks_busy_in_a_collective_at_the_clock_are_a_loop_and_idle_ones_a_deadlock():
+    """Stopped by the clock in dist.recv: a rank that kept using the processor in its last
+    seconds was calling it in a loop; ranks that used none were waiting (a deadlock)."""
+    from gpu_utils.exercises._ranks import timeout_result
+
+    line = _line_of(gather_loop_never_advances, "dist.recv(")
+    where = f"waiting in dist.recv, called from gather_loop_never_advances (line {line})"
+
+    def stopped(recent):
+        return gu.dist.RankTimeout(
+            [0, 1],
+            5.0,
+            {0: where, 1: where},
+            {0: 0.8, 1: 0.8},
+            1.5,
+            reason="clock",
+            recent_cpu={0: recent, 1: recent},
+            queued={0: 0.1, 1: 0.1},
+        )
+
+    busy = timeout_result("ring_all_gather", 2, stopped(0.4), gather_loop_never_advances, "hint")
+    assert "kept calling dist.recv" in busy.message and "not a deadlock" in busy.message
+    assert "`while step < world_size - 1:`" in busy.message, busy.message
+    idle = timeout_result("ring_all_gather", 2, stopped(0.0), gather_loop_never_advances, "hint")
+    assert "(a deadlock)" in idle.message and "kept calling" not in idle.message, idle.message
