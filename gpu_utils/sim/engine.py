@@ -161,8 +161,10 @@ class _Linker:
             glob = self.globals[glob_key] = dict(function.__globals__)
             for name in cuda_names & set(glob):
                 glob[name] = self.module
+            scalars = _numba_scalar_types()
             for name, value in list(glob.items()):
-                glob[name] = _numpy_scalar(value)
+                if isinstance(value, scalars):
+                    glob[name] = _numpy_scalar(value)
             glob["_sim_check_index"] = check_index
         closure = None
         if function.__closure__:
@@ -198,11 +200,15 @@ def _numpy_scalar(value):
     """numba's scalar types (``float32``, ``int32``...) as numpy's: calling one is what numba's
     ``cast_python_value`` does (``getattr(np, name)(value)``) at a hundredth of the cost, and
     either is a dtype for ``cuda.shared.array``."""
-    from numba.core import types as numba_types
-
-    if isinstance(value, (numba_types.Integer, numba_types.Float)):
+    if isinstance(value, _numba_scalar_types()):
         return getattr(np, value.name, value)
     return value
+
+
+def _numba_scalar_types() -> tuple[type, ...]:
+    from numba.core import types as numba_types
+
+    return (numba_types.Integer, numba_types.Float)
 
 
 # --- arguments ---------------------------------------------------------------------------------
