@@ -428,6 +428,21 @@ def test_threads_waiting_at_different_barriers_is_an_error():
         sim.launch(two_barrier_lines, 1, 32, np.zeros(32, np.int64))
 
 
+@cuda.jit
+def syncwarp_against_syncthreads(out):
+    t = cuda.threadIdx.x
+    if t < 16:
+        cuda.syncwarp()
+    else:
+        cuda.syncthreads()
+    out[t] = t
+
+
+def test_a_syncwarp_whose_lanes_wait_at_syncthreads_would_hang():
+    with pytest.raises(sim.BarrierDivergence, match=r"waits at cuda\.syncwarp.*a GPU would hang"):
+        sim.launch(syncwarp_against_syncthreads, 1, 32, np.zeros(32, np.int64))
+
+
 def test_an_early_return_before_the_barrier_counts_as_arrived():
     x = np.arange(100, dtype=np.float32)
     (_, out) = both(early_return_guard, 2, 64, x, np.zeros_like(x))

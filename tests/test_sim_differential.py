@@ -181,7 +181,11 @@ if __name__ == "__main__":  # the counts for the report: python tests/test_sim_d
     sys.path.insert(0, str(Path(__file__).parent))
     for lab in sys.argv[1:] or LABS:
         items, kinds = lab_items(lab)
-        counts, different = summarise(run_compared(items), kinds)
+        records = run_compared(items)
+        counts, different = summarise(records, kinds)
         print(f"{lab}: {len(items)} answers: {dict(counts)}")
+        for label, launches in records.items():
+            if any(_verdict(r) == UNDEFINED for r in launches):
+                print(f"  numba's undefined: {label} ({kinds[label]})")
         for label, kind, record in different:
             print(f"  different: {label} ({kind}): {record['differences'] or record}")

@@ -370,7 +370,8 @@ class Launch:
     _last_line = None
 
     def _raise_from_kernel(self, error, block, tid):
-        line = _kernel_line(error.__traceback__, self.codes)
+        traceback = error.__traceback__
+        line = _kernel_line(traceback, self.codes)
         where = _where(block, tid) + (f", line {line}" if line else "")
         message = f"{where}: {error}"
         if not isinstance(error, IndexOutOfBounds) and isinstance(error, IndexError):
@@ -379,12 +380,12 @@ class Launch:
                 message = f"{where}: {found}"
                 error = IndexOutOfBounds(message)
         if isinstance(error, IndexOutOfBounds):
-            raise IndexOutOfBounds(message).with_traceback(error.__traceback__) from None
+            raise IndexOutOfBounds(message).with_traceback(traceback) from None
         try:
             new = type(error)(message)
         except Exception:
-            raise SimulatorError(message).with_traceback(error.__traceback__) from error
-        raise new.with_traceback(error.__traceback__) from None
+            raise SimulatorError(message).with_traceback(traceback) from error
+        raise new.with_traceback(traceback) from None
 
     def _run_plain(self) -> None:
         module, kernel, args = self.module, self.kernel, self.args
@@ -483,14 +484,19 @@ class Launch:
         sites = {w[1] for w in waiting.values()}
         live = [i for i in range(n) if gens[i] is not None]
         block = self.module.blockIdx
-        if len(waiting) != len(live) or any(w[0] == SYNCWARP for w in waiting.values()):
-            stuck = [i for i in live if waiting[i][0] == SYNCWARP]
-            other = [i for i in live if waiting[i][0] != SYNCWARP]
-            i, j = stuck[0], other[0]
+        stuck = [i for i in live if waiting[i][0] == SYNCWARP]
+        if stuck:  # no syncwarp could be released: its lanes wait elsewhere
+            i = stuck[0]
+            other = [j for j in live if waiting[j][0] != SYNCWARP]
+            elsewhere = (
+                f"a lane of its warp waits at cuda.syncthreads() on {_site(waiting[other[0]][1])} "
+                f"({_where(block, tids[other[0]])})"
+                if other
+                else "the lanes of its mask wait at syncwarps with other masks"
+            )
             raise BarrierDivergence(
                 f"{_where(block, tids[i])} waits at cuda.syncwarp() on {_site(waiting[i][1])} "
-                f"for a lane of its warp that waits at cuda.syncthreads() on "
-                f"{_site(waiting[j][1])} ({_where(block, tids[j])}): a GPU would hang"
+                f"while {elsewhere}: a GPU would hang"
             )
         if len(sites) > 1:
             by_site: dict[int, int] = {}
