@@ -212,6 +212,26 @@ def warp_exchange(x, out):
     out[t] = s[t ^ 1]
 
 
+def plain_helper_with_a_barrier(s, t):
+    cuda.syncthreads()
+    return s[cuda.blockDim.x - 1 - t]
+
+
+@cuda.jit
+def reverse_through_a_plain_helper(x, out):
+    s = cuda.shared.array(64, float32)
+    t = cuda.threadIdx.x
+    s[t] = x[t]
+    out[t] = plain_helper_with_a_barrier(s, t)
+
+
+def test_a_plain_python_helper_runs_as_in_numbas_simulator():
+    # numba's simulator gives a helper of the kernel's module the fake `cuda` too
+    x = np.arange(64, dtype=np.float32)
+    (_, out) = both(reverse_through_a_plain_helper, 1, 64, x, np.zeros_like(x))
+    np.testing.assert_array_equal(out, x[::-1])
+
+
 def test_device_function_that_reaches_a_barrier_and_returns_a_value():
     x = np.random.default_rng(2).random(128).astype(np.float32)
     both(rotate_with_device_functions, 2, 64, x, np.zeros_like(x))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rewrite import WARP_INTRINSICS, NotHandledYet, check_index
+from .rewrite import BARRIERS, WARP_INTRINSICS, NotHandledYet, check_index
 
 WARP_SIZE = 32
 #: Functions of numba's FakeCUDAModule that need no thread state: borrowed as they are.
@@ -269,5 +269,10 @@ class Module:
             raise NotHandledYet(
                 f"cuda.{name} (a warp intrinsic) is not handled by the course's simulator yet: "
                 "leave GPU_COURSE_SIM unset (numba-cuda's simulator runs it)"
+            )
+        if name in BARRIERS:
+            raise NotHandledYet(
+                f"cuda.{name}() is called from a plain Python function, which the course's "
+                "simulator runs as it is: make it a @cuda.jit(device=True) function"
             )
         raise AttributeError(f"module 'numba.cuda' has no attribute '{name}'")

@@ -77,11 +77,17 @@ def _cuda_module():
 
 
 def _device_function(value):
-    """The Python function of a numba kernel or device function, else None."""
+    """The Python function of a numba kernel or device function, or a plain function of a module
+    that uses ``cuda`` (numba's simulator runs such a helper with the kernel's fake ``cuda``
+    too), else None."""
     from numba.cuda.simulator.kernel import FakeCUDAKernel
 
     if isinstance(value, FakeCUDAKernel):
         return value.fn
+    if isinstance(value, types.FunctionType):
+        cuda = _cuda_module()
+        if any(v is cuda for v in value.__globals__.values()):
+            return value
     return None
 
 
