@@ -3,7 +3,9 @@ a GPU, every CUDA thread of a block a Python generator in one OS thread, barrier
 
 Opt-in for now: numba-cuda's simulator stays the default. ``GPU_COURSE_SIM=course`` (read once,
 when numba's simulator is first used) sends launches of ``@cuda.jit`` kernels in simulator mode
-through this engine; ``numba`` or unset keeps numba-cuda's. Directly::
+through this engine; ``numba`` or unset keeps numba-cuda's; ``compare`` runs every launch on both
+and logs differences (:mod:`gpu_utils.sim.compare`, for tests/test_sim_differential.py).
+Speed side by side: ``python benchmarks/sim_speed.py``. Directly::
 
     from gpu_utils import sim
     sim.launch(kernel.py_func, blocks, threads, a, b, out)   # or the kernel itself
