@@ -458,6 +458,12 @@ BLOCK_HINTS = [
     primer.NO_CAUSAL_MASK,
     primer.LOOKS_AHEAD,
     primer.PARTIAL_LEAK,
+    primer.MASK_SHIFTED,
+    primer.NORM_AXIS,
+    primer.RANDOM,
+    primer.NOT_NORMALISED,
+    primer.NORM_OR_MASK,
+    primer.WEIGHTS,
     primer.MASKED_DIAGONAL,
     primer.SCALE,
     primer.SOFTMAX_DIM,
@@ -483,8 +489,8 @@ def test_block_accepts_correct_answers(answer):
         (block_post_ln_no_mask, primer.LOOKS_AHEAD, "at every earlier position"),
         (block_merge_without_transpose, primer.HEADS_SHAPE, "without `transpose(1, 2)`"),
         (block_split_without_transpose, primer.HEADS_SHAPE, "split by `view(b, n_heads"),
-        (block_merge_without_transpose_post_ln, primer.PARTIAL_LEAK, "but not at the others"),
-        (block_mask_hides_too_little, primer.PARTIAL_LEAK, "positions [3]"),
+        (block_merge_without_transpose_post_ln, primer.HEADS_SHAPE, "in the wrong places"),
+        (block_mask_hides_too_little, primer.MASK_SHIFTED, "at position 3 only"),
         (block_masked_diagonal, primer.MASKED_DIAGONAL, "NaN at position 0, and only there"),
         (block_scale_d_head, primer.SCALE, "divided by d_head"),
         (block_softmax_dim, primer.SOFTMAX_DIM, "dim=-2"),
@@ -504,6 +510,125 @@ def test_block_calling_the_whole_block_is_named():
     result = run("primer_block_forward", lambda block, x: block(x))
     assert_only_hint(result, primer.CALLS_THE_BLOCK, BLOCK_HINTS)
     assert "`block(x)`" in result.message
+
+
+# Evidence-led hints (issue 30.5): each answer below is caught by what the checker observes
+# (stage inputs, a changed last token or sequence, a one-position sequence, two identical calls).
+
+
+def _core(block, u, *, fill=float("-inf"), after=False, scale=None, swap=False, drop=0.0):
+    b, s, h = u.shape
+    a = block.attn.config.n_heads
+    d = h // a
+    q, k, v = block.attn.qkv(u).split(h, dim=-1)
+    q, k, v = (t.view(b, s, a, d).transpose(1, 2) for t in (q, k, v))
+    if swap:
+        q, k = k, q
+    scores = q @ k.transpose(-2, -1) * (scale if scale is not None else d**-0.5)
+    mask = torch.ones(s, s, dtype=torch.bool).triu(1)
+    if after:
+        probs = scores.softmax(-1).masked_fill(mask, 0.0)
+    else:
+        probs = scores.masked_fill(mask, fill).softmax(-1)
+    if drop:
+        probs = F.dropout(probs, drop)
+    return block.attn.proj((probs @ v).transpose(1, 2).reshape(b, s, h))
+
+
+def _norm_over(ln, x, dims):
+    mu = x.mean(dim=dims, keepdim=True)
+    var = x.var(dim=dims, keepdim=True, unbiased=False)
+    return (x - mu) / torch.sqrt(var + ln.eps) * ln.weight + ln.bias
+
+
+def _pre_ln(block, x, *, norm1=None, norm2=None, act=F.gelu, **core):
+    x = x + _core(block, (norm1 or block.ln1)(x), **core)
+    return x + _mlp(block, (norm2 or block.ln2)(x), act=act)
+
+
+def block_layer_norm_over_sequence(block, x):
+    return _pre_ln(block, x, norm1=lambda t: _norm_over(block.ln1, t, 1))
+
+
+def block_layer_norm_over_batch(block, x):
+    return _pre_ln(block, x, norm1=lambda t: _norm_over(block.ln1, t, (0, 2)))
+
+
+def block_dropout_left_on(block, x):
+    return _pre_ln(block, x, drop=0.1)
+
+
+def block_mask_filled_with_zero(block, x):
+    return _pre_ln(block, x, fill=0.0)
+
+
+def block_masked_after_softmax(block, x):
+    return _pre_ln(block, x, after=True)
+
+
+def block_scale_hard_coded(block, x):
+    """/ sqrt(8): right for the first case's d_head, not for the second's (4)."""
+    return _pre_ln(block, x, scale=1 / math.sqrt(8))
+
+
+def block_scale_multiplied(block, x):
+    return _pre_ln(block, x, scale=math.sqrt(x.shape[-1] // block.attn.config.n_heads))
+
+
+def block_keys_against_queries(block, x):
+    return _pre_ln(block, x, swap=True)
+
+
+def block_layer_norm_without_affine(block, x):
+    return _pre_ln(block, x, norm1=lambda t: F.layer_norm(t, t.shape[-1:]))
+
+
+def block_silu(block, x):
+    return _pre_ln(block, x, act=F.silu)
+
+
+def block_residual_from_normalised(block, x):
+    u = block.ln1(x)
+    x = u + _core(block, u)
+    return x + _mlp(block, block.ln2(x))
+
+
+def block_last_residual_from_input(block, x):
+    x1 = x + _core(block, block.ln1(x))
+    return x + _mlp(block, block.ln2(x1))
+
+
+def block_mask_with_large_negative(block, x):
+    """Correct differently: -1e4 instead of -inf (exp(-1e4) is 0 in fp32)."""
+    return _pre_ln(block, x, fill=-1e4)
+
+
+def test_block_accepts_a_large_negative_mask():
+    result = run("primer_block_forward", block_mask_with_large_negative)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    "answer, hint, words",
+    [
+        (block_layer_norm_over_sequence, primer.NORM_AXIS, "at every earlier position"),
+        (block_layer_norm_over_batch, primer.NORM_AXIS, "in another sequence"),
+        (block_dropout_left_on, primer.RANDOM, "two calls on the same block"),
+        (block_mask_filled_with_zero, primer.LOOKS_AHEAD, "input of `block.attn.proj`"),
+        (block_masked_after_softmax, primer.LOOKS_AHEAD, "every earlier position"),
+        (block_scale_hard_coded, primer.SCALE, "multiplied by 0.3536 = 1/2.828"),
+        (block_scale_multiplied, primer.SCALE, "multiplied by 2.828"),
+        (block_keys_against_queries, primer.WEIGHTS, "Position 0, which attends only to itself"),
+        (block_layer_norm_without_affine, "block.ln1.weight", "without ln1's weight and bias"),
+        (block_silu, primer.GELU, "input of `block.mlp.fc2`"),
+        (block_residual_from_normalised, "not ln1(x)", "input of `block.ln2`"),
+        (block_last_residual_from_input, "return x1 + fc2", "up to `block.mlp.fc2` is right"),
+    ],
+)
+def test_block_hints_come_from_evidence(answer, hint, words):
+    result = run("primer_block_forward", answer)
+    assert_only_hint(result, hint, BLOCK_HINTS)
+    assert words in result.message, result.message
 
 
 def block_double(block, x):

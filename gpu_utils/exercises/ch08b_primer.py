@@ -22,15 +22,18 @@ is a mask that hides too little or heads and positions mixed up (both named).
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import linecache
 import math
 import traceback
+from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
 
 from .. import gpt
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
@@ -585,7 +588,8 @@ def _variant(
             q, k, v = (t.reshape(b, a, s, d) for t in (q, k, v))
         else:
             q, k, v = (t.view(b, s, a, d).transpose(1, 2) for t in (q, k, v))
-        factor = {"sqrt": 1 / math.sqrt(d), "none": 1.0, "d": 1 / d, "h": 1 / math.sqrt(h)}[scale]
+        factors = {"sqrt": 1 / math.sqrt(d), "none": 1.0, "d": 1 / d, "h": 1 / math.sqrt(h)}
+        factor = scale if isinstance(scale, float) else factors[scale]
         scores = (q @ k.transpose(-2, -1)) * factor
         if mask:
             scores = scores.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(1), float("-inf"))
@@ -635,6 +639,525 @@ BLOCK_MISTAKES = (
     (dict(act="tanh"), "the block with the tanh approximation of GeLU", GELU),
     (dict(proj=False), "the block without the output projection", NO_PROJ),
 )
+
+
+# --- 2b. evidence on a wrong block -----------------------------------------------------------------
+
+#: The block's stages in the order a correct forward reaches them: each is the input of one of the
+#: block's weights (a LayerNorm's or a linear layer's), which the checker records however it is
+#: used (the module, `F.linear`, `F.layer_norm`, `u @ W.T`, a slice of W).
+STAGES = ("ln1", "qkv", "proj", "ln2", "fc1", "fc2")
+STAGE_CALL = {
+    "ln1": "block.ln1",
+    "qkv": "block.attn.qkv",
+    "proj": "block.attn.proj",
+    "ln2": "block.ln2",
+    "fc1": "block.mlp.fc1",
+    "fc2": "block.mlp.fc2",
+}
+#: What each stage's input is in a correct forward.
+STAGE_INPUT = {
+    "ln1": "x itself",
+    "qkv": "ln1(x), each position normalised over its d_model features",
+    "proj": "the heads' outputs softmax(q k^T / sqrt(d_head), causal) v, merged back to "
+    "(batch, seq, d_model) with `transpose(1, 2).reshape(b, s, h)`",
+    "ln2": "x1 = x + attn.proj(...), the sum after the attention residual",
+    "fc1": "ln2(x1), each position normalised over its d_model features",
+    "fc2": "gelu(fc1(ln2(x1)))",
+}
+#: Between the previous stage and each stage: what could have put a wrong value there.
+STAGE_CHECK = {
+    "ln1": "in a pre-LN block ln1 normalises the block's input x itself, before anything is "
+    "added to it: `x = x + attn(ln1(x))`.",
+    "qkv": "apply `block.ln1` to x (it normalises each position over its last dimension, with "
+    "its weight and bias) and give its output to `block.attn.qkv`.",
+    "proj": "the attention core: q, k, v = qkv(...).split(h, dim=-1), split into heads with "
+    "`view(b, s, n_heads, d_head).transpose(1, 2)`, scores q @ k^T / sqrt(d_head), causal "
+    "mask with -inf, softmax over the keys (dim=-1), times v, merged with `transpose(1, 2)"
+    ".reshape(b, s, h)`.",
+    "ln2": "the attention sub-layer adds its output to its input: x1 = x + attn.proj(y), with x "
+    "the block's input (not ln1(x)).",
+    "fc1": "apply `block.ln2` to x1 (each position over its last dimension, with its weight "
+    "and bias) and give its output to `block.mlp.fc1`.",
+    "fc2": GELU,
+    "out": "the MLP sub-layer adds its output to its input: return x1 + fc2(...), with x1 the "
+    "sum after the attention residual.",
+}
+RANDOM = (
+    "a forward pass of this block draws no random numbers: its dropout probability is 0 "
+    "(`block.attn.config.dropout`), and `F.dropout(t, p)` drops with p > 0 whenever it is "
+    "called (its training=True is the default). Remove the dropout, or use the block's own "
+    "modules (`block.attn.dropout`), which follow `block.train()` / `block.eval()`."
+)
+NORM_AXIS = (
+    "LayerNorm normalises each position (and each sequence) on its own, over its d_model "
+    "features: the last dimension, `F.layer_norm(x, (h,), ...)` or `block.ln1(x)`; a mean or "
+    "variance over the sequence (dim=1) or the batch (dim=0) mixes positions."
+)
+WEIGHTS = (
+    "check the scores, q @ k.transpose(-2, -1) (each query against every key, per head, not "
+    "k @ q^T), their scale 1/sqrt(d_head), and that the heads are split with "
+    "`view(b, s, n_heads, d_head).transpose(1, 2)` and merged back with "
+    "`transpose(1, 2).reshape(b, s, h)`."
+)
+MASK_SHIFTED = (
+    "the causal mask hides one key too few: position t may attend to keys 0..t, so hide "
+    "exactly the keys after t, `torch.ones(s, s, dtype=torch.bool).triu(1)` (diagonal 1; "
+    "`triu(2)` or `tril(-1)`-style offsets let t see t + 1)."
+)
+NOT_NORMALISED = (
+    "after the mask, each query's weights must sum to 1 over its keys: fill the later keys' "
+    "scores with -inf and then take `softmax(dim=-1)`; masking the probabilities after the "
+    "softmax (or a softmax over another dimension) leaves weights that do not sum to 1."
+)
+NORM_OR_MASK = (
+    "two things are observed: a one-position sequence, where no mask matters, is wrong, so "
+    "something that does not mix positions differs (a LayerNorm, a residual, v, proj or the "
+    "MLP); and later tokens reach earlier positions, which a missing causal mask or a "
+    "normalisation over the sequence (dim=1 instead of the last dimension) would do. Check each "
+    "LayerNorm's axis first, then the mask (`triu(1)` filled with -inf before the softmax)."
+)
+POSITIONWISE = (
+    "the part of the block that works on each position alone is wrong (a one-position "
+    "sequence, where mask, scale and softmax cannot matter, is already wrong): "
+)
+
+
+def _stage_weights(block) -> dict[str, torch.Tensor]:
+    return {
+        "ln1": block.ln1.weight,
+        "qkv": block.attn.qkv.weight,
+        "proj": block.attn.proj.weight,
+        "ln2": block.ln2.weight,
+        "fc1": block.mlp.fc1.weight,
+        "fc2": block.mlp.fc2.weight,
+    }
+
+
+class _Stages(TorchFunctionMode):
+    """While active, records the input of the first use of each of the block's weights: a
+    module call, `F.linear`, `F.layer_norm`, `u @ W.T` or `u @ W[:h].T` alike."""
+
+    def __init__(self, block) -> None:
+        super().__init__()
+        weights = _stage_weights(block)
+        self.owner = {w.untyped_storage().data_ptr(): n for n, w in weights.items()}
+        self.inputs: dict[str, torch.Tensor] = {}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        try:
+            weight = data = None
+            if name in ("linear", "matmul", "__matmul__", "mm") and len(args) >= 2:
+                data, weight = args[0], args[1]
+            elif name == "layer_norm" and args:
+                data = args[0]
+                weight = args[2] if len(args) > 2 else kwargs.get("weight")
+            if isinstance(weight, torch.Tensor) and isinstance(data, torch.Tensor):
+                stage = self.owner.get(weight.untyped_storage().data_ptr())
+                if stage is not None and stage not in self.inputs:
+                    self.inputs[stage] = data.detach().clone()
+        except Exception:  # a tensor without storage (a subclass): nothing recorded
+            pass
+        return func(*args, **kwargs)
+
+
+@dataclass(frozen=True)
+class StageEvidence:
+    """The first stage whose input is wrong, or moves when only a later token changes."""
+
+    name: str
+    rows: tuple[int, ...]  # positions where the input is wrong (in some sequence)
+    moved: tuple[int, ...]  # earlier positions of sequence 0 moved by a change to its last token
+    other_sequences: bool  # another sequence's input moved by that change
+    relation: str  # "" or what the input equals: "x", "unaffine", "permuted", "shape"
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class BlockEvidence:
+    """What the checker observed of a wrong block, read by :func:`_block_hint` (never parsed)."""
+
+    shape: str
+    seq: int
+    first: tuple[int, ...]
+    got: float
+    expected: float
+    rows: tuple[int, ...]  # output positions wrong in some sequence
+    varies: float  # largest difference between two calls on the same block and x (0: none)
+    recorded: tuple[str, ...]  # the stages whose input was recorded
+    stage: StageEvidence | None  # the first recorded stage that is wrong
+    moved: tuple[int, ...]  # earlier output positions moved by a change to the last token
+    other_sequences: bool  # another sequence's output moved by that change
+    single: bool | None  # wrong on a one-position sequence (None: could not be run)
+    after_attention: bool | None  # wrong with the attention's output projection zeroed
+    sums: tuple[float, ...] | None  # per position, the weights' sum, when they do not sum to 1
+    scale: float | None  # the factor on q k^T that reproduces the output, when one does
+    d_head: int = 0
+
+
+def _moved(a: torch.Tensor, b: torch.Tensor) -> tuple[tuple[int, ...], bool]:
+    """(earlier positions of sequence 0 where a and b differ, whether other sequences differ)."""
+    if a.shape != b.shape or a.dim() != 3:
+        return (), False
+    diff = (a - b).abs()
+    earlier = diff[0, :-1].amax(dim=-1) > 1e-5
+    others = bool(diff[1:].numel()) and float(diff[1:].max()) > 1e-5
+    return tuple(int(t) for t in torch.nonzero(earlier)[:, 0]), others
+
+
+def _rows(got: torch.Tensor, expected: torch.Tensor) -> tuple[int, ...]:
+    bad = ~torch.isclose(got, expected, rtol=1e-4, atol=1e-5)
+    return tuple(
+        int(t)
+        for t in torch.nonzero(bad.reshape(bad.shape[0], bad.shape[1], -1).any(-1).any(0))[:, 0]
+    )
+
+
+def _heads_map(got, expected, heads: int) -> dict[tuple[int, int], tuple[int, int]] | None:
+    """For merged heads (batch, seq, h): where each (position, head) slice of ``got`` is found in
+    ``expected`` of the same sequence, when every slice is found somewhere; else None."""
+    b, s, h = expected.shape
+    d = h // heads
+    g = got.reshape(b, s, heads, d)
+    e = expected.reshape(b, s, heads, d)
+    found = {}
+    for t in range(s):
+        for a in range(heads):
+            spots = [
+                (t2, a2)
+                for t2 in range(s)
+                for a2 in range(heads)
+                if torch.allclose(g[:, t, a], e[:, t2, a2], rtol=1e-4, atol=1e-5)
+            ]
+            if not spots:
+                return None
+            found[(t, a)] = (t, a) if (t, a) in spots else spots[0]
+    return found
+
+
+def _stage_evidence(name, got, expected, perturbed, block, x) -> StageEvidence | None:
+    """How one stage's input ``got`` differs from ``expected`` (None: it does not)."""
+    if got.numel() != expected.numel():
+        return StageEvidence(name, (), (), False, "shape", str(tuple(got.shape)))
+    got = got.reshape(expected.shape).float()
+    moved, others = (), False
+    if perturbed is not None and perturbed.numel() == got.numel():
+        moved, others = _moved(perturbed.reshape(expected.shape).float(), got)
+    if torch.allclose(got, expected, rtol=1e-4, atol=1e-5) and not moved and not others:
+        return None
+    relation, detail = "", ""
+    if name in ("qkv", "fc1"):
+        norm = block.ln1 if name == "qkv" else block.ln2
+        raw = x if name == "qkv" else None
+        if raw is not None and torch.allclose(got, raw, rtol=1e-4, atol=1e-5):
+            relation = "x"
+        else:
+            with torch.no_grad():
+                inner = (expected - norm.bias) / norm.weight
+            if torch.allclose(got, inner, rtol=1e-3, atol=1e-4):
+                relation = "unaffine"
+    if name == "proj":
+        heads = _heads_map(got, expected, block.attn.config.n_heads)
+        if heads is not None and any(k != v for k, v in heads.items()):
+            relation = "permuted"
+            (t, a), (t2, a2) = next((k, v) for k, v in heads.items() if k != v)
+            detail = f"position {t}, head {a} holds position {t2}, head {a2}'s values"
+    return StageEvidence(name, _rows(got, expected), moved, others, relation, detail)
+
+
+def _probe_block(block, **zero) -> gpt.Block:
+    """A copy of ``block`` with some parameters set: proj=0, fc2=0, or the value projection
+    made constant (``values``) with proj the identity, so y is what attention outputs."""
+    probe = copy.deepcopy(block)
+    h = probe.ln1.weight.shape[0]
+    with torch.no_grad():
+        if zero.get("proj"):
+            probe.attn.proj.weight.zero_()
+            probe.attn.proj.bias.zero_()
+        if zero.get("fc2"):
+            probe.mlp.fc2.weight.zero_()
+            probe.mlp.fc2.bias.zero_()
+        if zero.get("values"):
+            probe.attn.qkv.weight[2 * h :].zero_()
+            probe.attn.qkv.bias[2 * h :].copy_(torch.linspace(0.5, 1.5, h))
+            probe.attn.proj.weight.copy_(torch.eye(h))
+            probe.attn.proj.bias.zero_()
+    return probe
+
+
+def _differs(answer, block, x) -> tuple[bool | None, torch.Tensor | None]:
+    """(whether the answer differs from ``block`` on x, its output); None when it fails."""
+    try:
+        with torch.no_grad():
+            out = answer(block, x.clone())
+            expected = block(x)
+    except (Exception, SystemExit):
+        return None, None
+    if not isinstance(out, torch.Tensor) or out.shape != expected.shape:
+        return None, None
+    return not torch.allclose(out.float(), expected, rtol=1e-4, atol=1e-5), out.float()
+
+
+def _fit_scale(block, x, out) -> float | None:
+    """The factor c on q k^T for which the block equals ``out``, if one does (a search over
+    log c, then a check)."""
+
+    def error(log_c: float) -> float:
+        with torch.no_grad():
+            return float((_variant(block, x, scale=math.exp(log_c)) - out).abs().max())
+
+    lo, hi = math.log(1e-3), math.log(1e2)
+    grid = [lo + (hi - lo) * i / 60 for i in range(61)]
+    best = min(grid, key=error)
+    step = (hi - lo) / 60
+    a, b = best - step, best + step
+    for _ in range(40):  # golden-section search on the bracket around the grid's best
+        c1, c2 = b - 0.618 * (b - a), a + 0.618 * (b - a)
+        if error(c1) < error(c2):
+            b = c2
+        else:
+            a = c1
+    c = math.exp((a + b) / 2)
+    with torch.no_grad():
+        if torch.allclose(_variant(block, x, scale=c), out, rtol=1e-3, atol=1e-4):
+            return c
+    return None
+
+
+def _block_evidence(answer, block, x, out, expected, shape, g) -> BlockEvidence:
+    """Everything the hint needs, gathered by calling the answer again on probes."""
+    s, h = x.shape[1], x.shape[2]
+    out = out.detach().float()
+    first = tuple(int(i) for i in torch.nonzero(~torch.isclose(out, expected, 1e-4, 1e-5))[0])
+    rows = _rows(out, expected)
+
+    def recorded(blk, inp):
+        stages = _Stages(blk)
+        try:
+            with torch.no_grad(), stages:
+                result = answer(blk, inp.clone())
+        except (Exception, SystemExit):
+            return None, stages.inputs
+        return result, stages.inputs
+
+    again, mine = recorded(block, x)
+    varies = 0.0
+    if isinstance(again, torch.Tensor) and again.shape == out.shape:
+        varies = float((again.float() - out).abs().max())
+    later = x.clone()
+    later[0, -1] += torch.randn(h, generator=g)
+    moved_out, mine_later = recorded(block, later)
+    reference = _Stages(block)
+    with torch.no_grad(), reference:
+        block(x)
+    theirs = reference.inputs
+    ref_later = _Stages(block)
+    with torch.no_grad(), ref_later:
+        block(later)
+    stage = None
+    if not varies:
+        for name in STAGES:
+            if name in mine and name in theirs:
+                stage = _stage_evidence(
+                    name, mine[name], theirs[name], mine_later.get(name), block, x
+                )
+                if stage is not None:
+                    break
+    moved, others = (), False
+    if isinstance(moved_out, torch.Tensor) and moved_out.shape == out.shape:
+        moved, others = _moved(moved_out.detach().float(), out)
+    single, _ = _differs(answer, block, x[:, :1])
+    after_attention, _ = _differs(answer, _probe_block(block, proj=True), x)
+    sums, scale = None, None
+    if not varies and single is False and after_attention is False:
+        probe = _probe_block(block, fc2=True, values=True)
+        wrong, got = _differs(answer, probe, x)
+        if wrong and got is not None:
+            c = probe.attn.qkv.bias[2 * h :].detach()
+            ratio = (got - x) / c  # each position's weights' sum, if the values' shape is kept
+            per_row = ratio[..., :1].expand_as(ratio)
+            if torch.allclose(ratio, per_row, rtol=1e-3, atol=1e-4):
+                sums = tuple(round(float(v), 3) for v in ratio[0, :, 0])
+        if sums is None and not moved and not others:
+            with torch.no_grad():
+                scale = _fit_scale(block, x, out)
+    return BlockEvidence(
+        shape=shape,
+        seq=s,
+        first=first,
+        got=float(out[first]),
+        expected=float(expected[first]),
+        rows=rows,
+        varies=varies,
+        recorded=tuple(n for n in STAGES if n in mine),
+        stage=stage,
+        moved=moved,
+        other_sequences=others,
+        single=single,
+        after_attention=after_attention,
+        sums=sums,
+        scale=scale,
+        d_head=h // block.attn.config.n_heads,
+    )
+
+
+def _positions(rows: tuple[int, ...], seq: int) -> str:
+    if len(rows) == seq:
+        return "every position"
+    if len(rows) == 1:
+        return f"position {rows[0]} only"
+    return "positions " + ", ".join(str(r) for r in rows[:8]) + (", ..." if len(rows) > 8 else "")
+
+
+def _leak_words(moved: tuple[int, ...], others: bool, seq: int, where: str) -> str:
+    parts = []
+    if moved:
+        which = "every earlier position" if len(moved) == seq - 1 else _positions(moved, seq)
+        parts.append(f"changing only the last token of a sequence changed {where} at {which}")
+    if others:
+        parts.append(f"changing one sequence changed {where} in another sequence of the batch")
+    return "; ".join(parts)
+
+
+def _weights_hint(ev: BlockEvidence, head: str) -> tuple[str, str] | None:
+    """(what, hint) when the attention weights' sums or scale explain a wrong output."""
+    if ev.sums is not None:
+        return (
+            head + " With every value vector the same, attention should return that vector; "
+            f"yours returns it times {list(ev.sums)} at positions 0..{ev.seq - 1} of the first "
+            "sequence: the weights of a query do not sum to 1.",
+            NOT_NORMALISED,
+        )
+    if ev.scale is not None:
+        return (
+            head + f" It equals the block with q k^T multiplied by {ev.scale:.4g} = "
+            f"1/{1 / ev.scale:.4g}; here d_head = {ev.d_head}, so 1/sqrt(d_head) = "
+            f"{ev.d_head**-0.5:.4g} is expected.",
+            SCALE,
+        )
+    return None
+
+
+def _block_hint(ev: BlockEvidence) -> tuple[str, str]:
+    """(what was observed, hint): a cause named only where the evidence singles it out."""
+    head = (
+        f"({ev.shape}) your output differs from the block's at {_positions(ev.rows, ev.seq)}, "
+        f"first at index {ev.first}: yours {ev.got:.5g}, expected {ev.expected:.5g}."
+    )
+    if ev.varies:
+        return (
+            f"({ev.shape}) two calls on the same block and the same x returned outputs that "
+            f"differ by up to {ev.varies:.3g}: your forward is random.",
+            RANDOM,
+        )
+    st = ev.stage
+    if st is not None:
+        call = STAGE_CALL[st.name]
+        before = [n for n in ev.recorded if STAGES.index(n) < STAGES.index(st.name)]
+        right = ""
+        if before:
+            names = ", ".join(f"`{STAGE_CALL[n]}`" for n in before)
+            right = f" The input{'s' if len(before) > 1 else ''} of {names} "
+            right += "are right." if len(before) > 1 else "is right."
+        if st.relation == "permuted":
+            return (
+                f"({ev.shape}) the input of `{call}` holds the right numbers in the wrong "
+                f"places: {st.detail}.{right}",
+                HEADS_SHAPE,
+            )
+        if st.moved or st.other_sequences:
+            leak = _leak_words(st.moved, st.other_sequences, ev.seq, f"the input of `{call}`")
+            what = f"({ev.shape}) {leak[0].upper()}{leak[1:]}.{right}"
+            if st.name in ("qkv", "fc1"):  # only a LayerNorm lies between: it mixed positions
+                norm = "ln1" if st.name == "qkv" else "ln2"
+                return (
+                    what + f" Only {norm} comes before it, so the normalisation mixes them.",
+                    NORM_AXIS,
+                )
+            if st.name == "ln1":  # before the first LayerNorm: something mixed positions
+                what += " Something computed before `block.ln1` mixed them."
+                hint = LOOKS_AHEAD if len(st.moved) == ev.seq - 1 else PARTIAL_LEAK
+                return what, STAGE_CHECK["ln1"] + " Then: " + hint
+            if st.name == "proj":
+                if len(st.moved) == ev.seq - 1:
+                    return what + " Later tokens reached them inside attention.", LOOKS_AHEAD
+                if st.moved == (ev.seq - 2,) and not st.other_sequences:
+                    return (
+                        what + f" Only position {ev.seq - 2} saw token {ev.seq - 1}: each "
+                        "position also sees the next one.",
+                        MASK_SHIFTED,
+                    )
+                return what + " A later token reached them inside attention.", PARTIAL_LEAK
+            if ev.single is False:
+                return what + " A one-position sequence is right.", LOOKS_AHEAD
+            if ev.single:
+                return what + " A one-position sequence is wrong too.", NORM_OR_MASK
+        if st.relation == "shape":
+            return (
+                f"({ev.shape}) `{call}` received a tensor of shape {st.detail}; it should "
+                f"receive {STAGE_INPUT[st.name]}.",
+                HEADS_SHAPE if st.name == "proj" else STAGE_CHECK[st.name],
+            )
+        if st.relation == "x":
+            return (
+                f"({ev.shape}) `{call}` received x itself, not normalised.{right}",
+                "normalise first: `block.attn.qkv(block.ln1(x))`.",
+            )
+        if st.relation == "unaffine":
+            norm = "ln1" if st.name == "qkv" else "ln2"
+            return (
+                f"({ev.shape}) `{call}` received a normalisation without {norm}'s weight and "
+                f"bias.{right}",
+                f"use `block.{norm}(...)` itself, or `F.layer_norm(t, (h,), block.{norm}.weight, "
+                f"block.{norm}.bias, block.{norm}.eps)`.",
+            )
+        what = (
+            f"({ev.shape}) the first place your forward goes wrong is the input of `{call}`, "
+            f"at {_positions(st.rows, ev.seq)}: it should be {STAGE_INPUT[st.name]}.{right}"
+        )
+        if st.name != "proj":
+            return what, STAGE_CHECK[st.name]
+        head = what
+    weights = _weights_hint(ev, head)
+    if weights is not None:
+        return weights
+    if ev.single is False and 0 not in ev.rows and ev.seq > 1:
+        return (
+            head + " Position 0, which attends only to itself, is right, and so is a "
+            "one-position sequence: v, the merge and the projection are right; the weights "
+            "of the later positions are not.",
+            WEIGHTS,
+        )
+    if st is not None:
+        return head, STAGE_CHECK["proj"]
+    if ev.moved or ev.other_sequences:
+        leak = _leak_words(ev.moved, ev.other_sequences, ev.seq, "your output")
+        what = f"({ev.shape}) {leak[0].upper()}{leak[1:]}."
+        if ev.single is False and not ev.other_sequences:
+            if len(ev.moved) == ev.seq - 1:
+                return what + " A one-position sequence is right.", LOOKS_AHEAD
+            return what + " A one-position sequence is right.", PARTIAL_LEAK
+        if ev.other_sequences:
+            return what, NORM_AXIS
+        return what + " A one-position sequence is wrong too.", NORM_OR_MASK
+    if ev.recorded and "fc2" in ev.recorded:  # every stage right: the last residual
+        return head + " Every stage's input up to `block.mlp.fc2` is right.", STAGE_CHECK["out"]
+    if ev.single:
+        part = (
+            "with attention's output projection set to zero it is still wrong, so look at "
+            "ln2, fc1, GeLU, fc2 and the residuals."
+            if ev.after_attention
+            else "with attention's output projection set to zero it is right, so look at ln1, "
+            "v, proj and the residual around attention."
+        )
+        return head, POSITIONWISE + part
+    return (
+        head + " A one-position sequence is right and no later token reaches an earlier "
+        "position: what differs is how positions are mixed.",
+        WEIGHTS,
+    )
 
 
 def _block_exception_hint(error: BaseException, text: str) -> str:
@@ -733,46 +1256,16 @@ def _run_block(exercise_id: str, answer) -> CheckResult:
                 "look for a division by zero or a row of scores that is entirely -inf.",
             )
         if not torch.allclose(out, expected, rtol=1e-4, atol=1e-5):
-            with torch.no_grad():
-                for options, what, hint in BLOCK_MISTAKES:
-                    if torch.allclose(out, _variant(block, x, **options), rtol=1e-4, atol=1e-5):
-                        return failed(exercise_id, f"({shape}) your output equals {what}.", hint)
-            later = x.clone()
-            later[:, -1] += torch.randn(b, h, generator=g)
-            try:
-                moved, _ = _call_block(answer, block, later)
-            except (Exception, SystemExit) as error:
-                return _raised(exercise_id, error, answer, _block_exception_hint)
-            if isinstance(moved, torch.Tensor) and moved.shape == out.shape:
-                shift = (moved[:, :-1] - out[:, :-1]).detach().abs().amax(dim=(0, 2))
-                early = float(shift.max())
-                leaked = [int(t) for t in torch.nonzero(shift > 1e-5)[:, 0]]
-                if leaked and len(leaked) == s - 1:  # every earlier position saw the last token
-                    return failed(
-                        exercise_id,
-                        f"({shape}) changing only the last token changed your output at every "
-                        f"earlier position (by up to {early:.3g}): they looked at a later token.",
-                        LOOKS_AHEAD,
-                    )
-                if leaked:  # some only: a mask that hides too little, or heads mixed up
-                    return failed(
-                        exercise_id,
-                        f"({shape}) changing only the last token changed your output at earlier "
-                        f"positions {leaked[:6]} (by up to {early:.3g}) but not at the others: "
-                        "a later token's values reached them.",
-                        PARTIAL_LEAK,
-                    )
-            where = tuple(
-                int(i) for i in torch.nonzero(~torch.isclose(out, expected, 1e-4, 1e-5))[0]
-            )
-            return failed(
-                exercise_id,
-                f"({shape}) your output differs from the block's, first at index {where}: "
-                f"yours {float(out[where]):.5g}, expected {float(expected[where]):.5g}.",
-                "go through the block in order: ln1, q k v split into heads, scores / "
-                "sqrt(d_head), causal mask, softmax over the keys, times v, heads merged, proj, "
-                "residual; then ln2, fc1, GeLU, fc2, residual.",
-            )
+            evidence = _block_evidence(answer, block, x, out, expected, shape, g)
+            if not evidence.varies:
+                with torch.no_grad():
+                    for options, what, hint in BLOCK_MISTAKES:
+                        variant = _variant(block, x, **options)
+                        if torch.allclose(out, variant, rtol=1e-4, atol=1e-5):
+                            return failed(
+                                exercise_id, f"({shape}) your output equals {what}.", hint
+                            )
+            return failed(exercise_id, *_block_hint(evidence))
         if out.grad_fn is None:
             return failed(
                 exercise_id,
