@@ -216,6 +216,52 @@ def step_returns_detached(model, optimizer, tokens, targets):
     return loss.detach()
 
 
+def _step_with(model, optimizer, tokens, targets, before=None, after=None, sign=1.0):
+    optimizer.zero_grad()
+    if before is not None:
+        before(model, optimizer)
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+    (sign * loss).backward()
+    optimizer.step()
+    if after is not None:
+        after(model, optimizer)
+    return loss.item()
+
+
+def _lower_lr(model, optimizer):
+    for group in optimizer.param_groups:
+        group["lr"] = 0.01
+
+
+def _update_by_hand_too(model, optimizer):
+    with torch.no_grad():
+        for p in model.parameters():
+            p -= 0.1 * p.grad
+
+
+def _freeze_embedding(model, optimizer):
+    model.wte.weight.requires_grad_(False)
+
+
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        (lambda *a: _step_with(*a, before=_lower_lr), "lr is now 0.01; it was given as 0.1"),
+        (lambda *a: _step_with(*a, after=_update_by_hand_too), "moved 2 times as far"),
+        (lambda *a: _step_with(*a, sign=-1.0), "the step climbs the loss"),
+        (lambda *a: _step_with(*a, before=_freeze_embedding), "no gradient for `wte.weight`"),
+    ],
+    ids=["lr_changed", "second_update_by_hand", "negated_loss", "embedding_frozen"],
+)
+def test_train_step_evidence_per_parameter(answer, words):
+    """Issue 30.5: parameters and gradients compared per parameter with a correct step's."""
+    result = run("primer_train_step", answer)
+    assert not result.passed and words in result.message, result.message
+    for hint in (primer.NO_ZERO_GRAD, primer.NOT_THE_OPTIMIZER, primer.CLIPPED):
+        assert hint not in result.message, result.message
+
+
 STEP_HINTS = [
     primer.NO_ZERO_GRAD,
     primer.STEP_BEFORE_BACKWARD,

@@ -287,6 +287,13 @@ def _judge_step(
                 f"{tokens} = {counted}. The loss was a sum.",
                 sum_hint,
             )
+        if c < 0:
+            return (
+                f"In {nth}, the gradients `optimizer.step()` used are {c:.4g} times those of "
+                "the mean loss: they point the other way, so the step climbs the loss.",
+                "minimise the loss itself: no minus sign on the loss or its gradients "
+                "(`optimizer.step()` already subtracts lr x gradient).",
+            )
         norm = math.sqrt(sum(float((got[n] ** 2).sum()) for n in expected))
         full = math.sqrt(sum(float((expected[n] ** 2).sum()) for n in expected))
         if c < 1 and _round(norm) and not _round(1 / c):
@@ -300,6 +307,15 @@ def _judge_step(
         return (
             f"The gradients `optimizer.step()` used are {c:.4g} times those of the mean loss.",
             scale_hint,
+        )
+    missing = [n for n in expected if not got[n].any() and expected[n].any()]
+    if missing and all(_close({n: got[n]}, {n: expected[n]}) for n in expected if n not in missing):
+        names = ", ".join(f"`{n}`" for n in missing[:3]) + (", ..." if len(missing) > 3 else "")
+        return (
+            f"In {nth}, `optimizer.step()` saw no gradient for {names}, and the right "
+            "gradients for every other parameter.",
+            "every parameter of the model trains: leave `requires_grad` on, and compute the "
+            "loss from the model's output without `.detach()` on the way.",
         )
     bound = max(float(got[n].abs().max()) for n in expected)
     largest = max(float(expected[n].abs().max()) for n in expected)
@@ -319,6 +335,73 @@ def _judge_step(
         f"cross-entropy (largest difference {gap:.3g}, in `{name}`).",
         recipe,
     )
+
+
+@dataclass(frozen=True)
+class UpdateEvidence:
+    """How a step's parameter changes compare with a correct step's, when the gradients it saw
+    were right: per parameter, and the optimizer's own settings after the call."""
+
+    call: int
+    factor: float | None  # one common factor on every parameter's change, if there is one
+    still: tuple[str, ...]  # parameters a correct step moves that did not move
+    wrong: tuple[str, ...]  # parameters whose change differs
+    settings: tuple[tuple[str, float, float], ...]  # (setting, its value now, the given one)
+
+    @staticmethod
+    def of(k, optimizer, before, after, ref_before, ref_after) -> UpdateEvidence:
+        mine = {n: after[n] - before[n] for n in after}
+        theirs = {n: ref_after[n] - ref_before[n] for n in ref_after}
+        c = _scale(mine, theirs)
+        common = None
+        if math.isfinite(c) and _close(mine, {n: c * t for n, t in theirs.items()}):
+            common = c
+        still = tuple(n for n in mine if not mine[n].any() and theirs[n].any())
+        wrong = tuple(
+            n for n in mine if not torch.allclose(mine[n], theirs[n], rtol=1e-4, atol=1e-6)
+        )
+        given = {"lr": STEP_LR, "momentum": MOMENTUM, "weight_decay": 0.0, "dampening": 0.0}
+        settings = []
+        for key, value in given.items():
+            now = {g.get(key, value) for g in optimizer.param_groups}
+            for v in now:
+                if isinstance(v, (int, float)) and not math.isclose(v, value, abs_tol=1e-12):
+                    settings.append((key, float(v), value))
+        return UpdateEvidence(k, common, still, wrong, tuple(settings))
+
+    def hint(self) -> tuple[str, str]:
+        nth = f"In call {self.call + 1}"
+        if self.settings:
+            key, now, given = self.settings[0]
+            return (
+                f"{nth}, `optimizer.step()` saw the right gradients, but the optimizer's {key} "
+                f"is now {now:g}; it was given as {given:g}.",
+                "use the optimizer as it is given: its settings (lr, momentum) are part of the "
+                "exercise; do not change `optimizer.param_groups`.",
+            )
+        if self.still and set(self.still) == set(self.wrong):
+            names = ", ".join(f"`{n}`" for n in self.still[:3])
+            return (
+                f"{nth}, `optimizer.step()` saw the right gradients, but {names} did not move "
+                "while every other parameter moved as in a correct step.",
+                "every parameter of the model trains: leave `requires_grad` on and give the "
+                "optimizer all of `model.parameters()`.",
+            )
+        if self.factor is not None:
+            return (
+                f"{nth}, `optimizer.step()` saw the right gradients, but every parameter moved "
+                f"{self.factor:.4g} times as far as in a correct step.",
+                "change the parameters only through one `optimizer.step()`: no second update "
+                "by hand, no change to the learning rate.",
+            )
+        names = ", ".join(f"`{n}`" for n in self.wrong[:3])
+        return (
+            f"{nth}, `optimizer.step()` saw the right gradients, but the parameters afterwards "
+            f"are not those of a correct step ({names}"
+            + (", ..." if len(self.wrong) > 3 else "")
+            + ").",
+            NOT_THE_OPTIMIZER,
+        )
 
 
 def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tuple], task):
@@ -351,6 +434,7 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
         ref_loss = task.loss(reference, *call)
         ref_loss.backward()
         expected = {n: g for n, g in _grads(reference).items() if g is not None}
+        ref_before = _params(reference)
         ref_optimizer.step()
         before, n_seen, start = _params(model), len(seen), accumulated[0]
         try:
@@ -391,12 +475,8 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
             return failed(exercise_id, *problem)
         ref_after = _params(reference)
         if not _close(after, ref_after, rtol=1e-4, atol=1e-6):
-            return failed(
-                exercise_id,
-                f"In call {k + 1}, `optimizer.step()` saw the right gradients, but the "
-                "parameters afterwards are not those of a correct step.",
-                NOT_THE_OPTIMIZER,
-            )
+            moves = UpdateEvidence.of(k, optimizer, before, after, ref_before, ref_after)
+            return failed(exercise_id, *moves.hint())
         left = _grads(model)
         losses.append((value, ref_loss.item()))
     for k, (value, loss) in enumerate(losses):
