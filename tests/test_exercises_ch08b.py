@@ -928,3 +928,31 @@ def test_wrong_arguments_are_named():
     result = run("primer_train_step", lambda model, optimizer: None)
     assert "takes (model, optimizer)" in result.message
     assert "def f(model, optimizer, tokens, targets)" in result.message
+
+
+def block_residual_in_place(block, x):
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    q, k, v = block.attn.qkv(block.ln1(x)).split(h, dim=-1)
+    q, k, v = (t.view(b, s, a, h // a).transpose(1, 2) for t in (q, k, v))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    x += block.attn.proj(y.transpose(1, 2).reshape(b, s, h))
+    return x + _mlp(block, block.ln2(x))
+
+
+def step_logits_not_flattened(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits, targets)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def test_errors_get_the_hint_their_text_and_line_show():
+    """An in-place residual (autograd refuses it on an input that carries a gradient) and
+    logits passed to cross_entropy unflattened: the learner's line and what to write."""
+    result = run("primer_block_forward", block_residual_in_place)
+    assert primer.IN_PLACE in result.message and "`x += block.attn.proj(" in result.message
+    result = run("primer_train_step", step_logits_not_flattened)
+    assert primer.CROSS_ENTROPY_SHAPES in result.message, result.message

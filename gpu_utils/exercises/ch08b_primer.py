@@ -131,6 +131,11 @@ DETACHED = (
     "the loss has no path back to the parameters: it was computed from a `.detach()`ed tensor "
     "or under `torch.no_grad()`. Compute the logits and the loss with autograd on."
 )
+CROSS_ENTROPY_SHAPES = (
+    "`F.cross_entropy` takes logits of shape (N, vocab) and targets of shape (N,): flatten "
+    "batch and sequence together, `F.cross_entropy(logits.flatten(0, 1), targets.flatten())` "
+    "(or put the vocabulary second, `logits.transpose(1, 2)`)."
+)
 CLIPPED = (
     "this exercise's step has no gradient clipping: remove `clip_grad_norm_` (or "
     "`clip_grad_value_`) and let "
@@ -206,6 +211,8 @@ def _step_exception_hint(error: BaseException, text: str) -> str:
         return ITEM_TOO_EARLY
     if "does not require grad" in text:
         return DETACHED
+    if "Expected target size" in text or "Expected input batch_size" in text:
+        return CROSS_ENTROPY_SHAPES
     if "backward through the graph a second time" in text:
         return "call `loss.backward()` once per step: the graph is freed after the first call."
     if "grad can be implicitly created only for scalar" in text:
@@ -780,6 +787,11 @@ WEIGHTS = (
     "`view(b, s, n_heads, d_head).transpose(1, 2)` and merged back with "
     "`transpose(1, 2).reshape(b, s, h)`."
 )
+IN_PLACE = (
+    "the checker's x carries a gradient, as a block's input does inside a model, and autograd "
+    "cannot let a tensor it needs be changed in place: write `x = x + attn(...)`, not "
+    "`x += ...`."
+)
 MASK_SHIFTED = (
     "the causal mask hides one key too few: position t may attend to keys 0..t, so hide "
     "exactly the keys after t, `torch.ones(s, s, dtype=torch.bool).triu(1)` (diagonal 1; "
@@ -1248,6 +1260,8 @@ def _block_exception_hint(error: BaseException, text: str) -> str:
         "cannot be multiplied",
         "view size",
     )
+    if "in-place operation" in text or "modified by an inplace operation" in text:
+        return IN_PLACE
     if isinstance(error, RuntimeError) and any(t in text for t in shapes):
         return HEADS_SHAPE
     return ""
