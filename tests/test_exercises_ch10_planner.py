@@ -57,13 +57,18 @@ def memory_answer(mistake: str = ""):
         options = dict(dropout_masks=False, attention="eager" if mistake == "eager" else "flash")
         if mistake == "library_defaults":  # eager attention and dropout masks
             options = {}
+        # no sequence parallelism at all, or only where layers keep their activations (a
+        # recomputed layer's input still split over t)
+        no_sp = mistake == "no_sequence_parallel" or (
+            mistake == "no_sequence_parallel_kept" and recompute != "full"
+        )
         per_layer = gu.memory.activation_bytes_per_layer(
             LLAMA.seq_len,
             b,
             LLAMA.hidden,
             LLAMA.heads,
             tp=split,
-            sequence_parallel=split > 1 and mistake != "no_sequence_parallel",
+            sequence_parallel=split > 1 and not no_sp,
             recompute=recompute,
             **options,
         )
@@ -320,12 +325,14 @@ def test_memory_correct_answers_pass(answer):
         "fp32_activations",
         "library_defaults",
         "no_sequence_parallel",
+        "no_sequence_parallel_kept",
     ],
 )
 def test_memory_mistakes_fail_with_their_own_hint(mistake):
     result = run("planner_memory_prediction", memory_answer(mistake))
     assert not result.passed
-    mistake = {"library_defaults": "eager"}.get(mistake, mistake)
+    names = {"library_defaults": "eager", "no_sequence_parallel_kept": "no_sequence_parallel"}
+    mistake = names.get(mistake, mistake)
     assert "yours" in result.message and "the planner's" in result.message
     only_hint(result.message, C.MEMORY_HINTS, mistake)
 
@@ -785,5 +792,51 @@ def test_a_unit_on_top_of_a_mistake_names_both():
 
 def test_a_constant_answer_is_told_it_does_not_respond():
     result = run("planner_memory_prediction", lambda layout: 40.0)
-    assert not result.passed and "yours stay at 40 GiB" in result.message
+    assert not result.passed and "yours are 40 GiB on all 25 layouts tried" in result.message
+    assert "does not compute from the layout" in result.message
     assert not any(text in result.message for text in C.MEMORY_HINTS.values())
+
+
+def test_defend_figures_typed_in_are_not_predictions():
+    """Figures read off the planner's printed list and written into defend() as numbers: the
+    defence is of the learner's own predictions, so the literal is caught, whatever its value."""
+    mine = layout(16, 8, 2, 1)
+
+    def defend():
+        return dict(
+            layout=mine(),
+            memory_gib=39.5,
+            step_seconds=10.7,
+            bound="NVLink",
+            vs_best=1.1,
+            main_difference="tensor-parallel",
+        )
+
+    result = run("planner_defend", defend)
+    assert not result.passed and "a number written into defend()" in result.message
+    assert "memory_gib is 39.5" in result.message
+
+
+def my_layout():
+    return dict(dp=8, tp=4, pp=8, zero_stage=1, micro_batch_size=1, recompute="none", interleave=1)
+
+
+def test_defend_of_another_layout_than_my_layout_is_caught():
+    """The defence's layout is the planner's best (its Layout object), while my_layout(), which
+    defend calls, returns another: both are named."""
+    best = C.planner_best()
+
+    def defend():
+        mine = my_layout()
+        return dict(
+            layout=best,
+            memory_gib=memory_answer()(mine),
+            step_seconds=step_answer()(mine),
+            bound="NVLink",
+            vs_best=1.13,
+            main_difference="bubble",
+        )
+
+    result = run("planner_defend", defend)
+    assert not result.passed and "but your my_layout() returns DP 8 x TP 4 x PP 8" in result.message
+    assert "layout=my_layout()" in result.message

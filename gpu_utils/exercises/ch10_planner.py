@@ -561,6 +561,10 @@ def quantities(layout: dict) -> dict[str, float]:
         # gu.memory.activation_bytes_per_layer's defaults: eager attention, dropout masks
         "defaults": per_layer(attention="eager", dropout_masks=True) / per_layer(),
         "no_sequence_parallel": per_layer(sequence_parallel=False) / per_layer(),
+        # the same where layers keep their activations (the inputs of recomputed layers split)
+        "no_sequence_parallel_kept": (
+            per_layer(sequence_parallel=False) / per_layer() if recompute != "full" else 1.0
+        ),
         # the micro-batches' worth in flight without the min() with v m (1F1B: p)
         "no_min": (pp if v == 1 else (v * pp + pp - 1) / v) / in_flight if pp > 1 else 1.0,
         # interleaved layouts counted as 1F1B's min(p, m)
@@ -990,6 +994,14 @@ def hint_from(figure: Figure, evidence: Evidence) -> str:
             f"yours equal the planner's figures with two terms changed, {changes}, on all {n} "
             "layouts tried. " + " ".join(c[0].upper() + c[1:] for c in causes)
         )
+    if max(evidence.yours) <= min(evidence.yours) * 1.01:
+        return (
+            f"yours are {evidence.yours[0]:.3g} {figure.unit} on all {n} layouts tried, the "
+            f"planner's from {min(evidence.planner):.3g} to {max(evidence.planner):.3g} "
+            f"{figure.unit}: your function does not compute from the layout it is given. "
+            + figure.generic[0].upper()
+            + figure.generic[1:]
+        )
     if evidence.responses:
         r = evidence.responses[0]
         same = max(r.yours) <= min(r.yours) * 1.01
@@ -1104,6 +1116,12 @@ MEMORY_RELATIONS = (
         "activations",
         "without sequence parallelism",
         lambda q: q["no_sequence_parallel"],
+        "no_sequence_parallel",
+    ),
+    Relation(
+        "activations",
+        "without sequence parallelism where layers are not recomputed",
+        lambda q: q["no_sequence_parallel_kept"],
         "no_sequence_parallel",
     ),
     Relation(
@@ -1232,9 +1250,9 @@ MEMORY_HINTS = {
         "gu.memory.activation_bytes_per_layer (its default, True, is GPT's)."
     ),
     "no_sequence_parallel": (
-        "with sequence parallelism (the planner's, for t > 1) the LayerNorm and dropout "
-        "activations are split over the t GPUs too: sequence_parallel=True in "
-        "gu.memory.activation_bytes_per_layer."
+        "with sequence parallelism (the planner's, for t > 1) the norms' inputs and the "
+        "residual stream, kept whole by tensor parallelism alone, are split over the t GPUs "
+        "too: sequence_parallel=True in gu.memory.activation_bytes_per_layer."
     ),
     "no_min": (
         "the first stage holds min(p, m) micro-batches (1F1B) or min(v m, v p + p - 1) chunks "
@@ -1864,6 +1882,38 @@ def _vs_best_hint(ratio: float | None, expected: float, x: parallelism.Layout) -
     )
 
 
+def _not_own(eid: str, answer, value: dict, layout: dict) -> CheckResult | None:
+    """Evidence that a defence is not of the learner's own layout and predictions: a layout
+    other than the one their ``my_layout()`` returns (when ``defend`` calls it), or a
+    ``memory_gib`` or ``step_seconds`` that is a number written in ``defend``'s own code."""
+    code = getattr(answer, "__code__", None)
+    mine = getattr(answer, "__globals__", {}).get("my_layout")
+    if code is not None and callable(mine) and "my_layout" in code.co_names:
+        got, problem, _ = _call(eid, mine, (), allow_plan=True)
+        own = read_layout(got)[0] if problem is None else None
+        if own is not None and own != layout:
+            return failed(
+                eid,
+                f"layout is {short(layout)}, but your my_layout() returns {short(own)}.",
+                "defend your own layout: return layout=my_layout() (the dict) with your "
+                "predictions for it.",
+            )
+    constants = {
+        c for c in getattr(code, "co_consts", ()) if isinstance(c, float | int) and c is not True
+    }
+    for key in ("memory_gib", "step_seconds"):
+        number = value[key]
+        if isinstance(number, float | int) and not isinstance(number, bool) and number in constants:
+            return failed(
+                eid,
+                f"{key} is {number!r}, a number written into defend(), not a prediction of your "
+                "functions.",
+                "return predict_memory_gib(layout) and predict_step_seconds(layout) for your "
+                "layout: the defence holds your own predictions, whatever they are.",
+            )
+    return None
+
+
 def _check_defend(answer) -> CheckResult:
     eid = "planner_defend"
     if not callable(answer):
@@ -1896,6 +1946,9 @@ def _check_defend(answer) -> CheckResult:
             DEFEND_EXAMPLE + ".",
         )
     layout, problem = judge_layout(eid, value["layout"])
+    if problem is not None:
+        return problem
+    problem = _not_own(eid, answer, value, layout)
     if problem is not None:
         return problem
     x, best = evaluate(layout), planner_best()
