@@ -644,6 +644,21 @@ def block_last_residual_from_input(block, x):
     return x + _mlp(block, block.ln2(x1))
 
 
+def block_mlp_without_ln2(block, x):
+    x = x + _core(block, block.ln1(x))
+    return x + _mlp(block, x)
+
+
+def block_qkv_without_bias(block, x):
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    q, k, v = F.linear(block.ln1(x), block.attn.qkv.weight).split(h, dim=-1)
+    q, k, v = (t.view(b, s, a, h // a).transpose(1, 2) for t in (q, k, v))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    x = x + block.attn.proj(y.transpose(1, 2).reshape(b, s, h))
+    return x + _mlp(block, block.ln2(x))
+
+
 def block_mask_with_large_negative(block, x):
     """Correct differently: -1e4 instead of -inf (exp(-1e4) is 0 in fp32)."""
     return _pre_ln(block, x, fill=-1e4)
@@ -669,6 +684,8 @@ def test_block_accepts_a_large_negative_mask():
         (block_silu, primer.GELU, "input of `block.mlp.fc2`"),
         (block_residual_from_normalised, "not ln1(x)", "input of `block.ln2`"),
         (block_last_residual_from_input, "return x1 + fc2", "up to `block.mlp.fc2` is right"),
+        (block_mlp_without_ln2, "block.mlp.fc1(block.ln2(x1))", "received x1 itself"),
+        (block_qkv_without_bias, "the layer's bias included", "the values themselves differ"),
     ],
 )
 def test_block_hints_come_from_evidence(answer, hint, words):

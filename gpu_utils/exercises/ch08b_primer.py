@@ -782,8 +782,8 @@ NORM_AXIS = (
     "variance over the sequence (dim=1) or the batch (dim=0) mixes positions."
 )
 WEIGHTS = (
-    "check the scores, q @ k.transpose(-2, -1) (each query against every key, per head, not "
-    "k @ q^T), their scale 1/sqrt(d_head), and that the heads are split with "
+    "check the scores, q @ k.transpose(-2, -1) (each query against every key, per head; q "
+    "and k not swapped, split in the order q, k, v), their scale 1/sqrt(d_head), and that the heads are split with "
     "`view(b, s, n_heads, d_head).transpose(1, 2)` and merged back with "
     "`transpose(1, 2).reshape(b, s, h)`."
 )
@@ -929,7 +929,7 @@ def _heads_map(got, expected, heads: int) -> dict[tuple[int, int], tuple[int, in
     return found
 
 
-def _stage_evidence(name, got, expected, perturbed, block, x) -> StageEvidence | None:
+def _stage_evidence(name, got, expected, perturbed, block, raw) -> StageEvidence | None:
     """How one stage's input ``got`` differs from ``expected`` (None: it does not)."""
     if got.numel() != expected.numel():
         return StageEvidence(name, (), (), False, "shape", str(tuple(got.shape)))
@@ -942,7 +942,6 @@ def _stage_evidence(name, got, expected, perturbed, block, x) -> StageEvidence |
     relation, detail = "", ""
     if name in ("qkv", "fc1"):
         norm = block.ln1 if name == "qkv" else block.ln2
-        raw = x if name == "qkv" else None
         if raw is not None and torch.allclose(got, raw, rtol=1e-4, atol=1e-5):
             relation = "x"
         else:
@@ -1052,8 +1051,9 @@ def _block_evidence(answer, block, x, out, expected, shape, g) -> BlockEvidence:
     if not varies:
         for name in STAGES:
             if name in mine and name in theirs:
+                raw = {"qkv": x, "fc1": theirs.get("ln2")}.get(name)
                 stage = _stage_evidence(
-                    name, mine[name], theirs[name], mine_later.get(name), block, x
+                    name, mine[name], theirs[name], mine_later.get(name), block, raw
                 )
                 if stage is not None:
                     break
@@ -1193,9 +1193,10 @@ def _block_hint(ev: BlockEvidence) -> tuple[str, str]:
                 HEADS_SHAPE if st.name == "proj" else STAGE_CHECK[st.name],
             )
         if st.relation == "x":
+            norm, fed = ("ln1", "x") if st.name == "qkv" else ("ln2", "x1")
             return (
-                f"({ev.shape}) `{call}` received x itself, not normalised.{right}",
-                "normalise first: `block.attn.qkv(block.ln1(x))`.",
+                f"({ev.shape}) `{call}` received {fed} itself, not normalised.{right}",
+                f"normalise first: `{call}(block.{norm}({fed}))`.",
             )
         if st.relation == "unaffine":
             norm = "ln1" if st.name == "qkv" else "ln2"
@@ -1211,6 +1212,13 @@ def _block_hint(ev: BlockEvidence) -> tuple[str, str]:
         )
         if st.name != "proj":
             return what, STAGE_CHECK[st.name]
+        if ev.single:
+            return (
+                what + " A one-position sequence, where each position attends only to itself "
+                "(output = its own v), is wrong too: the values themselves differ.",
+                "check v: `q, k, v = block.attn.qkv(u).split(h, dim=-1)` in that order (the "
+                "layer's bias included), and the merge back to (batch, seq, d_model).",
+            )
         head = what
     weights = _weights_hint(ev, head)
     if weights is not None:
