@@ -840,3 +840,14 @@ def test_defend_of_another_layout_than_my_layout_is_caught():
     result = run("planner_defend", defend)
     assert not result.passed and "but your my_layout() returns DP 8 x TP 4 x PP 8" in result.message
     assert "layout=my_layout()" in result.message
+
+
+@pytest.mark.parametrize("p, m, v", [(1, 8, 1), (8, 32, 1), (8, 4, 1), (4, 16, 4), (8, 8, 5)])
+def test_in_flight_chunks_is_the_schedules_own(p, m, v):
+    """gu.parallelism.in_flight_chunks, which the checker scales activations by, is what
+    gu.pipeline's schedules keep in flight on the first stage."""
+    if p == 1:
+        assert P.in_flight_chunks(p, m, v) == 1
+        return
+    schedule = gu.pipeline.one_f_one_b(p, m) if v == 1 else gu.pipeline.interleaved(p, m, v)
+    assert P.in_flight_chunks(p, m, v) == gu.pipeline.in_flight(schedule)[0]
