@@ -379,6 +379,7 @@ FIX_HINTS = {
     "learning": "no longer learns",
     "sgd": "SGD moves each weight by lr x gradient",
     "adam_l2": "Adam's weight_decay is added to the gradient",
+    "lr": "Your AdamW's lr is 0.001; the script's is 0.003",
 }
 
 FIX_MISTAKES = {
@@ -395,6 +396,7 @@ FIX_MISTAKES = {
     "whole_model_checkpointed": (make_train(whole_checkpoint=True), "recompute"),
     "sgd_instead_of_adamw": (make_train(optimizer="sgd"), "sgd"),
     "adam_with_l2_decay": (make_train(optimizer="adam_l2"), "adam_l2"),
+    "adamw_learning_rate_changed": (make_train(lr=1e-3), "lr"),
     "model_cast_to_bf16": (make_train(cast=torch.bfloat16), "cast"),
     "fp16_autocast": (make_train(autocast=torch.float16), "fp16"),
     "never_steps": (make_train(step=False), "no_step"),

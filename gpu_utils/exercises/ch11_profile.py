@@ -584,6 +584,24 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
     if wrong_update is not None:
         error, optimizer = wrong_update
         kind = type(optimizer).__name__
+        if isinstance(optimizer, torch.optim.AdamW):
+            script = dict(lr=cp.LR, weight_decay=cp.WEIGHT_DECAY, betas=(0.9, 0.999), eps=1e-8)
+            changed = [
+                (key, optimizer.defaults.get(key), value)
+                for key, value in script.items()
+                if optimizer.defaults.get(key) != value
+            ]
+            if changed:
+                key, now, value = changed[0]
+                return failed(
+                    exercise_id,
+                    f"Your AdamW's {key} is {now}; the script's is {value}: its first step "
+                    f"moved the weights up to {error:.1e} away from where the script's moves "
+                    "them from the same weights and gradients.",
+                    "keep what the script computes and change only how it runs: AdamW with "
+                    f"lr=capstone_profile.LR, weight_decay={cp.WEIGHT_DECAY}, and `foreach=True` "
+                    "or `fused=True`.",
+                )
         hint = {
             "SGD": "SGD moves each weight by lr x gradient; AdamW divides by the gradient's "
             "running size and decays the weights apart from it. ",
