@@ -850,6 +850,19 @@ def accumulate_step_per_micro_batch(model, optimizer, micro_batches):
     return total / len(micro_batches)
 
 
+def accumulate_zero_grad_in_loop(model, optimizer, micro_batches):
+    n = sum(int((t != -100).sum()) for _, t in micro_batches)
+    total = 0.0
+    for tokens, targets in micro_batches:
+        optimizer.zero_grad()
+        logits, _ = model(tokens)
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum") / n
+        loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+
+
 ACCUMULATE_HINTS = [
     primer.TOKEN_WEIGHTED,
     primer.PADDING_COUNTED,
@@ -876,6 +889,7 @@ def test_accumulate_step_accepts_correct_answers(answer):
         (accumulate_counts_padding, primer.PADDING_COUNTED, "33 real tokens over 48 positions"),
         (accumulate_sum, "divide the summed losses by N", "48 = the real tokens"),
         (accumulate_no_zero_grad, primer.NO_ZERO_GRAD, "they accumulated"),
+        (accumulate_zero_grad_in_loop, "before the loop over micro-batches", "the last micro"),
     ],
 )
 def test_accumulate_step_rejects_mistakes_with_their_hint(answer, hint, words):

@@ -773,8 +773,8 @@ STAGE_CHECK = {
 RANDOM = (
     "a forward pass of this block draws no random numbers: its dropout probability is 0 "
     "(`block.attn.config.dropout`), and `F.dropout(t, p)` drops with p > 0 whenever it is "
-    "called (its training=True is the default). Remove the dropout, or use the block's own "
-    "modules (`block.attn.dropout`), which follow `block.train()` / `block.eval()`."
+    "called (its training=True is the default), as does `F.scaled_dot_product_attention(..., "
+    "dropout_p=p)`. Remove the dropout, or take p from `block.attn.config.dropout`."
 )
 NORM_AXIS = (
     "LayerNorm normalises each position (and each sequence) on its own, over its d_model "
@@ -1511,6 +1511,18 @@ class _AccumulateStep:
                 f"token of the {few}-token micro-batch {many / few:.3g} times as much as one of "
                 f"the {many}-token one, so it is not the whole batch's mean.",
                 TOKEN_WEIGHTED,
+            )
+        tok, tgt = micro[-1]
+        last = _grads_of(model_before, model_before(tok, tgt)[1])
+        f = _scale(got, last)
+        if math.isfinite(f) and f > 0 and _close(got, {a: f * g for a, g in last.items()}):
+            return (
+                f"In call {k + 1}, the gradients `optimizer.step()` used come from the last "
+                f"micro-batch alone (they are {f:.4g} times its mean loss's): the earlier "
+                "micro-batches' gradients were cleared or never added.",
+                "clear the gradients once per call, before the loop over micro-batches "
+                "(`optimizer.zero_grad()`), and let each micro-batch's `backward()` add into "
+                "`.grad`; one `optimizer.step()` after the loop.",
             )
         c = _scale(got, expected)
         if math.isclose(c, m, rel_tol=1e-3) and _close(
