@@ -505,6 +505,7 @@ BLOCK_HINTS = [
     primer.LOOKS_AHEAD,
     primer.PARTIAL_LEAK,
     primer.MASK_SHIFTED,
+    primer.MASK_INVERTED,
     primer.NORM_AXIS,
     primer.RANDOM,
     primer.NOT_NORMALISED,
@@ -659,6 +660,31 @@ def block_qkv_without_bias(block, x):
     return x + _mlp(block, block.ln2(x))
 
 
+def block_mask_inverted(block, x):
+    """masked_fill with the keys to keep (tril) hides t and every earlier key."""
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    q, k, v = block.attn.qkv(block.ln1(x)).split(h, dim=-1)
+    q, k, v = (t.view(b, s, a, h // a).transpose(1, 2) for t in (q, k, v))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(h // a)
+    keep = torch.ones(s, s, dtype=torch.bool).tril()
+    y = scores.masked_fill(keep, float("-inf")).softmax(-1) @ v
+    x = x + block.attn.proj(y.transpose(1, 2).reshape(b, s, h))
+    return x + _mlp(block, block.ln2(x))
+
+
+def block_sdpa_mask_inverted(block, x):
+    """SDPA's boolean attn_mask keeps where True: triu(1) keeps only the later keys."""
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    q, k, v = block.attn.qkv(block.ln1(x)).split(h, dim=-1)
+    q, k, v = (t.view(b, s, a, h // a).transpose(1, 2) for t in (q, k, v))
+    mask = torch.ones(s, s, dtype=torch.bool).triu(1)
+    y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    x = x + block.attn.proj(y.transpose(1, 2).reshape(b, s, h))
+    return x + _mlp(block, block.ln2(x))
+
+
 def block_mask_with_large_negative(block, x):
     """Correct differently: -1e4 instead of -inf (exp(-1e4) is 0 in fp32)."""
     return _pre_ln(block, x, fill=-1e4)
@@ -685,6 +711,8 @@ def test_block_accepts_a_large_negative_mask():
         (block_residual_from_normalised, "not ln1(x)", "input of `block.ln2`"),
         (block_last_residual_from_input, "return x1 + fc2", "up to `block.mlp.fc2` is right"),
         (block_mlp_without_ln2, "block.mlp.fc1(block.ln2(x1))", "received x1 itself"),
+        (block_mask_inverted, primer.MASK_INVERTED, "NaN at position 4, the last"),
+        (block_sdpa_mask_inverted, primer.LOOKS_AHEAD, "at every earlier position"),
         (block_qkv_without_bias, "the layer's bias included", "the values themselves differ"),
     ],
 )

@@ -792,6 +792,12 @@ IN_PLACE = (
     "cannot let a tensor it needs be changed in place: write `x = x + attn(...)`, not "
     "`x += ...`."
 )
+MASK_INVERTED = (
+    "the mask is inverted: it hid position t and every earlier key, leaving the last query "
+    "nothing. `masked_fill` fills where the mask is True, so pass the keys to hide, "
+    "`triu(1)`; `F.scaled_dot_product_attention`'s boolean `attn_mask` keeps where it is True, "
+    "so pass the keys to keep, `tril()` (or use `is_causal=True`)."
+)
 MASK_SHIFTED = (
     "the causal mask hides one key too few: position t may attend to keys 0..t, so hide "
     "exactly the keys after t, `torch.ones(s, s, dtype=torch.bool).triu(1)` (diagonal 1; "
@@ -1351,6 +1357,13 @@ def _run_block(exercise_id: str, answer) -> CheckResult:
                     exercise_id,
                     f"({shape}) your output is NaN at position 0, and only there.",
                     MASKED_DIAGONAL,
+                )
+            if rows == [s - 1]:  # only the last row: the one row an inverted mask empties
+                return failed(
+                    exercise_id,
+                    f"({shape}) your output is NaN at position {s - 1}, the last, and only "
+                    "there: that query had no key left to attend to.",
+                    MASK_INVERTED,
                 )
             return failed(
                 exercise_id,
