@@ -119,3 +119,18 @@ def test_nondeterministic_and_gather():
         ev.find_region(got, WANT).describe()
         == "6 of 60 elements are wrong in rows 0-5 and columns 2"
     )
+
+
+def test_nearest_candidate_for_rounding_mistakes():
+    x = RNG.uniform(-1, 1, 200).astype(np.float32)
+    want = x.astype(np.float64) * 3.0
+    got = x.astype(np.float16).astype(np.float64) * 3.0  # rounded like a float16 cast
+    candidates = {"float16": got + 1e-9, "bfloat16": want * 1.01}
+    assert ev.nearest_candidate(got, want, candidates) == "float16"
+    assert ev.nearest_candidate(want + 1e-3, want, candidates) is None  # nothing explains it
+
+
+def test_describe_indices():
+    assert ev.describe_indices([0, 1, 2, 5, 7, 8]) == "0-2, 5, 7-8"
+    assert ev.describe_indices([]) == "none"
+    assert ev.describe_indices(range(0, 20, 2)).endswith(", ...")

@@ -31,10 +31,12 @@ __all__ = [
     "Evidence",
     "Region",
     "Relation",
+    "describe_indices",
     "find_region",
     "find_relation",
     "gather",
     "match_candidates",
+    "nearest_candidate",
     "nondeterministic",
     "wrong_mask",
 ]
@@ -137,16 +139,18 @@ class Region:
             return f"all {self.n_total} elements are wrong"
         parts = [f"{self.n_wrong} of {self.n_total} elements are wrong"]
         if len(self.shape) >= 2:
-            parts.append(f"in rows {_ranges(self.rows)} and columns {_ranges(self.columns)}")
+            parts.append(
+                f"in rows {describe_indices(self.rows)} and columns {describe_indices(self.columns)}"
+            )
         elif self.positions:
-            parts.append(f"at positions {_ranges(self.positions)}")
+            parts.append(f"at positions {describe_indices(self.positions)}")
         if self.only_last_block:
             parts.append(f"(only the last, partial block of {self.block})")
         return " ".join(parts)
 
 
-def _ranges(values: Sequence[int], limit: int = 4) -> str:
-    """``0-3, 8, 10-12`` for sorted indices, at most ``limit`` runs then ``...``."""
+def describe_indices(values: Sequence[int], limit: int = 4) -> str:
+    """``0-3, 8, 10-12`` for indices, at most ``limit`` runs then ``...``; "none" if empty."""
     values = sorted(int(v) for v in values)
     if not values:
         return "none"
@@ -428,6 +432,34 @@ def match_candidates(
         elif _fits(got, pattern, rtol, tol):
             return name
     return None
+
+
+def nearest_candidate(
+    got, want, candidates: Mapping[str, np.ndarray], *, factor: float = 0.25
+) -> str | None:
+    """The candidate that explains ``got`` far better than ``want`` does, or None.
+
+    For mistakes that change rounding rather than the formula (a float16 cast, a one-pass
+    variance in float32), the checker's candidate reproduces the answer only approximately:
+    a candidate wins when its largest distance to ``got`` is at most ``factor`` times that of
+    ``want`` and it is the nearest of all candidates. NaN distances disqualify.
+    """
+    got = np.asarray(got, dtype=np.float64)
+
+    def distance(pattern) -> float:
+        pattern = np.asarray(pattern, dtype=np.float64)
+        if pattern.shape != got.shape:
+            return np.inf
+        with np.errstate(invalid="ignore", over="ignore"):
+            d = np.abs(got - pattern)
+        return float(d.max()) if d.size and np.isfinite(d).all() else np.inf
+
+    reference = distance(want)
+    scored = sorted((distance(p), name) for name, p in candidates.items())
+    if not scored or not np.isfinite(scored[0][0]) or not np.isfinite(reference):
+        return None
+    best, name = scored[0]
+    return name if best <= factor * reference else None
 
 
 def nondeterministic(first, second, *, rtol: float = 0.0, atol: float = 0.0) -> np.ndarray:

@@ -514,6 +514,37 @@ def _provenance(function, pointers: set[str]) -> dict[str, set[str]]:
     return derived
 
 
+def _stride_owner(stride: str, tensors: Sequence[str]) -> str | None:
+    """The tensor a stride argument's name points to: ``x_row_stride`` -> ``x_ptr``,
+    ``stride_am`` -> ``a_ptr``, ``stride_q`` -> ``q_ptr`` (the longest prefix that fits)."""
+    prefixes = {t[: -len("_ptr")] if t.endswith("_ptr") else t: t for t in tensors}
+    if stride.startswith("stride_"):
+        tail = stride[len("stride_") :]
+        fits = [p for p in prefixes if p and tail.startswith(p)]
+    else:
+        head = stride.split("_")[0]
+        fits = [p for p in prefixes if p == head]
+    return prefixes[max(fits, key=len)] if fits else None
+
+
+def _foreign_stride(tensor: str, call, strides: dict[str, set[str]], tensors) -> tuple | None:
+    """(stride, its tensor) when the pointer of ``call`` into ``tensor`` is built with the
+    stride argument of another tensor (``out_ptr + row * x_row_stride``): evidence from the
+    source, read through the kernel's assignments."""
+    if call is None:
+        return None
+    words = set(re.findall(r"[A-Za-z_]\w*", call.pointer))
+    used = set().union(*(strides.get(w, set()) for w in words)) if words else set()
+    for stride in sorted(used):
+        owner = _stride_owner(stride, tensors)
+        if owner is not None and owner != tensor and _stride_owner(stride, [tensor]) is None:
+            mine = sorted(
+                s for s in strides if "stride" in s and s not in used and _stride_owner(s, [tensor])
+            )
+            return stride, owner, mine[0] if mine else ""
+    return None
+
+
 def _line_spans(spans, derived, filename, call) -> list:
     """The tensors the access on the learner's current line may touch: the one pointer argument
     its names (those of the call's pointer, when the call is known) derive from, when there is
@@ -536,6 +567,7 @@ def guarded(args: dict[str, object], names: Sequence[str], function):
     spans = _spans(args, names)
     filename = function.__code__.co_filename
     derived = _provenance(function, {s.name for s in spans})
+    strides = _provenance(function, {n for n in names if "stride" in n})
     accesses = _accesses(function)
 
     def check(ptrs, mask, access: str) -> None:
@@ -553,7 +585,9 @@ def guarded(args: dict[str, object], names: Sequence[str], function):
             inside |= span.contains(addresses, itemsize)
         if not inside.all():
             program = tuple(int(i) for i in builder.grid_idx)
-            raise _out_of_bounds(allowed, filename, access, addresses, itemsize, program, call)
+            error = _out_of_bounds(allowed, filename, access, addresses, itemsize, program, call)
+            error.foreign = _foreign_stride(error.tensor, call, strides, [s.name for s in spans])
+            raise error
 
     load, store = builder.create_masked_load, builder.create_masked_store
     rmw, cas = builder.create_atomic_rmw, builder.create_atomic_cas
@@ -664,7 +698,15 @@ def explain(error: BaseException, filename: str) -> LaunchError:
     if isinstance(cause, OutOfBounds):
         unbounded = getattr(cause, "unbounded", ())
         store = getattr(cause, "access", "read") != "read"
-        if cause.masked and unbounded:
+        foreign = getattr(cause, "foreign", None)
+        if foreign:
+            stride, owner, mine = foreign
+            hint = (
+                f"the pointers into `{cause.tensor}` are built with `{stride}`, the stride of "
+                f"`{owner}`: each tensor has its own layout"
+                + (f"; use `{mine}` for `{cause.tensor}`." if mine else ".")
+            )
+        elif cause.masked and unbounded:
             names = " and ".join(f"`{n}`" for n in unbounded)
             hint = (
                 f"your mask lets these lanes through: the pointers move with {names}, which the "

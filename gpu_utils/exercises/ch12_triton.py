@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from . import _evidence as ev
 from ._kernels import Mismatch
 from ._registry import register
 from ._triton import LaunchError, TritonCase, register_reducer, triton_exercise
@@ -109,9 +110,24 @@ def _add_cases(rng: np.random.Generator) -> list[TritonCase]:
     return cases
 
 
+def _bfloat16(values: np.ndarray) -> np.ndarray:
+    """float32 values rounded to bfloat16 (round to nearest even), back as float32."""
+    bits = np.asarray(values, np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32)
+
+
 def _add_hint(case: TritonCase, mismatch: Mismatch) -> str:
     x, y, got = case.extra["x"], case.extra["y"], mismatch.got
     block = case.extra["block"]
+    written = ~mismatch.unwritten
+    if not mismatch.wrong.any() and written[:block].all() and not written[block:].any():
+        return (
+            f"only the first block (elements 0 to {block - 1}) was written, and it is right: "
+            "every program wrote block 0. The offsets must include the program's block "
+            "index, `pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)`, with `pid = "
+            "tl.program_id(0)`: the grid is one-dimensional, so axis 1 is always 0."
+        )
     if mismatch.unwritten.any() and not mismatch.wrong.any():
         first = int(np.argwhere(mismatch.unwritten)[0][0])
         return (
@@ -126,6 +142,16 @@ def _add_hint(case: TritonCase, mismatch: Mismatch) -> str:
                 if what != ("x only")
                 else "your output equals x: add y too (`tl.load(y_ptr + offsets, ...)`)."
             )
+    rounded = {
+        "float16": (x.astype(np.float16) + y.astype(np.float16)).astype(np.float32),
+        "bfloat16": _bfloat16(x) + _bfloat16(y),
+    }
+    precision = ev.nearest_candidate(got, x + y, rounded)
+    if precision:
+        return (
+            f"your sums are what {precision} inputs give: add x and y in their own dtype, "
+            f"float32, without casting them to {precision}."
+        )
     if _close(got[:block], (x + y)[:block]) and not _close(got, x + y):
         return (
             "the first block is right and later ones are not: the offsets must include the "
@@ -227,8 +253,19 @@ def _online_patterns(x: np.ndarray, block: int) -> dict[str, np.ndarray]:
         missing = block - chunk.shape[1]
         lanes = np.exp(chunk - m).sum(axis=1, keepdims=True)
         padded += lanes + missing * np.exp(np.minimum(0.0 - m, 700))
+    first = x64[:, :block]
+    m1 = first.max(axis=1, keepdims=True)
+    last = x64[:, (cols - 1) // block * block :]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         patterns = {
+            "first_block": np.exp(x64 - m1) / np.exp(first - m1).sum(axis=1, keepdims=True),
+            "per_block": np.hstack(
+                [
+                    _softmax_np(x64[:, start : start + block]).astype(np.float64)
+                    for start in range(0, cols, block)
+                ]
+            ),
+            "last_block": np.exp(x64 - m) / np.exp(last - m).sum(axis=1, keepdims=True),
             "unscaled": np.exp(x64 - m) / unscaled,
             "padded": np.exp(x64 - m) / padded,
             "unnormalised": np.exp(x64 - m),
@@ -268,6 +305,42 @@ def _softmax_hint(case: TritonCase, mismatch: Mismatch) -> str:
         )
     if _close(got, patterns["unnormalised"], rtol=1e-4, atol=1e-6):
         return "divide exp(x - m) by the row's sum before storing it."
+    if _close(got, patterns["first_block"], rtol=1e-4, atol=1e-6):
+        return (
+            "your output is normalised with the maximum and sum of the first BLOCK_SIZE "
+            "columns only: the first pass must loop over every block of the row, "
+            "`for start in range(0, n_cols, BLOCK_SIZE)`."
+        )
+    if _close(got, patterns["per_block"], rtol=1e-4, atol=1e-6):
+        return (
+            "each block of BLOCK_SIZE columns is normalised on its own (it sums to 1): the "
+            "maximum and sum must cover the whole row; compute them over all blocks first, "
+            "then write exp(x - m) / s."
+        )
+    if _nonfinite(mismatch):
+        rows = ev.describe_indices(np.flatnonzero((~np.isfinite(got)).any(axis=1)))
+        return (
+            f"rows {rows} came out inf or NaN on ordinary values: look for 0 * inf or "
+            "inf - inf. The running maximum starts at -inf, so the rescale factor "
+            "exp(m_old - m_new) is 0 in the first block (the other way round it is inf), "
+            "and masked lanes load as -inf so that exp(x - m) is 0 there."
+        )
+    if _close(got, patterns["last_block"], rtol=1e-4, atol=1e-6):
+        return (
+            "your sum holds only the last block of the row: it is replaced in each block; "
+            "accumulate it, `s = s * tl.exp(m - m_new) + tl.sum(...)`."
+        )
+    region = ev.find_region(got, mismatch.expected, wrong=mismatch.wrong | mismatch.unwritten)
+    if region.only_last_block or (
+        mismatch.unwritten.any() and not mismatch.wrong.any() and region.all_rows
+    ):
+        columns = ev.describe_indices(region.columns)
+        what = "never written" if not mismatch.wrong.any() else "wrong"
+        return (
+            f"in every row, columns {columns} are {what} and the others are right: the loop "
+            "that writes must cover every block, `range(0, n_cols, BLOCK_SIZE)`, including "
+            "the last, partial one (masked with `cols < n_cols`)."
+        )
     return (
         "check the two passes against chapter 05's online softmax: m starts at -inf, "
         "s = s * exp(m_old - m_new) + sum(exp(x - m_new)) over the blocks, then "
@@ -307,6 +380,17 @@ def _layernorm_np(x, w, b, eps=EPS, ddof=0):
     mean = x64.mean(axis=1, keepdims=True)
     var = x64.var(axis=1, keepdims=True, ddof=ddof)
     return ((x64 - mean) / np.sqrt(var + eps) * w + b).astype(np.float32)
+
+
+def _layernorm_one_pass(x, w, b, eps=EPS):
+    """Layer norm with the variance as E[x^2] - E[x]^2, all in float32."""
+    x32 = x.astype(np.float32)
+    n = np.float32(x.shape[1])
+    mean = x32.sum(axis=1, keepdims=True, dtype=np.float32) / n
+    var = (x32 * x32).sum(axis=1, keepdims=True, dtype=np.float32) / n - mean * mean
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = (x32 - mean) / np.sqrt(var + np.float32(eps)) * w + b
+    return out.astype(np.float32)
 
 
 def _layernorm_case(rng, rows, cols, kind="", row_stride=None):
@@ -381,11 +465,55 @@ def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
     plain = _layernorm_np(x, np.ones_like(w), np.zeros_like(b))
     if _close(got, plain, rtol=1e-4, atol=1e-4):
         return "multiply by the weight and add the bias: `y = (x - mean) * rstd * w + b`."
+    x64 = x.astype(np.float64)
+    centred = x64 - x64.mean(axis=1, keepdims=True)
+    std = np.sqrt(x64.var(axis=1, keepdims=True) + EPS)
+    if _close(got, (centred * std * w + b).astype(np.float32), rtol=1e-4, atol=1e-4):
+        return (
+            "you multiply by sqrt(var + eps) instead of dividing by it: "
+            "`rstd = 1 / tl.sqrt(var + eps)`, then `y = (x - mean) * rstd * w + b`."
+        )
+    if _close(got, _layernorm_np(x, w, np.zeros_like(b)), rtol=1e-4, atol=1e-4):
+        return "add the bias b after scaling by w: `y = (x - mean) * rstd * w + b`."
+    if _close(got, _layernorm_np(x, np.ones_like(w), b), rtol=1e-4, atol=1e-4):
+        return "multiply by the weight w before adding b: `y = (x - mean) * rstd * w + b`."
+    if block != x.shape[1]:
+        x64, n = x.astype(np.float64), x.shape[1]
+        mean_b = x64.sum(axis=1, keepdims=True) / block
+        diff_b = x64 - mean_b
+        for var in (
+            (diff_b**2).sum(axis=1, keepdims=True) / n,
+            (diff_b**2).sum(axis=1, keepdims=True) / block,
+            ((diff_b**2).sum(axis=1, keepdims=True) + (block - n) * mean_b**2) / n,
+            ((diff_b**2).sum(axis=1, keepdims=True) + (block - n) * mean_b**2) / block,
+        ):
+            y = (diff_b / np.sqrt(var + EPS) * w + b).astype(np.float32)
+            if _close(got, y, rtol=1e-4, atol=1e-4):
+                return (
+                    f"your mean is divided by BLOCK_SIZE = {block}, the padded width: divide "
+                    f"the row's sums by n_cols = {n}, the number of real columns."
+                )
+    rounding = {
+        "fp16": _layernorm_np(x.astype(np.float16), w, b),
+        "one_pass": _layernorm_one_pass(x, w, b),
+    }
+    cause = ev.nearest_candidate(got, mismatch.expected, rounding)
+    if cause == "fp16":
+        return (
+            "your output is what x rounded to float16 gives: compute the mean and variance "
+            "from x in float32 (`tl.load(...).to(tl.float32)`), and round only when storing."
+        )
+    if cause == "one_pass":
+        return (
+            "your output is what a variance computed as E[x^2] - E[x]^2 in float32 gives: "
+            "with values near 100 the two terms cancel; use the mean of (x - mean)^2."
+        )
     if kind == "offset":
         return (
-            "only the rows of values near 100 are wrong: computing the variance as "
-            "E[x^2] - E[x]^2 cancels catastrophically in float32 there; use the mean of "
-            "(x - mean)^2 instead."
+            "only the rows of values near 100 (spread 1) are wrong, the cases near 0 were "
+            "right: precision is lost where the mean is large against the spread. Check for a "
+            "cast of x to float16 and for a variance computed as E[x^2] - E[x]^2 (use the "
+            "mean of (x - mean)^2 in float32)."
         )
     if case.extra["strided"]:
         return (
@@ -493,6 +621,95 @@ def _fp16_accumulated(a: np.ndarray, b: np.ndarray, block_k: int, activation: st
     return np.maximum(acc, 0) if activation == "relu" else acc
 
 
+def _matmul_b_read(case: TritonCase, address) -> np.ndarray:
+    """a @ b' where b' is what a kernel reads for b when, in K step j, the element of local
+    row kk and column n is at flat offset ``address(kk, n, j)`` of b's storage (masked to
+    kk < K - j * BLOCK_K and n < N, as the lab's loads are); the activation applied."""
+    extra = case.extra
+    a, b = extra["a"].astype(np.float64), extra["b"].astype(np.float64)
+    (_, _, bk), (k_total, n_total) = extra["blocks"], b.shape
+    storage = (b.T if extra["transposed"] else b).ravel()
+    kk, n = np.indices((bk, n_total))
+    read = np.zeros_like(b)
+    for j, start in enumerate(range(0, k_total, bk)):
+        rows = min(bk, k_total - start)
+        offsets = address(kk[:rows], n[:rows], j)
+        inside = (offsets >= 0) & (offsets < storage.size)
+        read[start : start + rows] = np.where(
+            inside, storage[np.clip(offsets, 0, storage.size - 1)], np.nan
+        )
+    product = a @ read
+    return np.maximum(product, 0) if extra["activation"] == "relu" else product
+
+
+def _matmul_pointer_candidates(case: TritonCase) -> list[tuple[np.ndarray, str]]:
+    """What b gives when its pointers move or are laid out wrongly, each with its hint."""
+    sbk, sbn = case.args["stride_bk"], case.args["stride_bn"]
+    bk, n_total = case.extra["blocks"][2], case.args["N"]
+    advance = (
+        "your b pointers move by the wrong amount between K steps: they must move down "
+        "BLOCK_K rows of b, `b_ptrs += BLOCK_K * stride_bk` (BLOCK_K alone moves along a row "
+        "when b's rows are contiguous)."
+    )
+    return [
+        (_matmul_b_read(case, lambda kk, n, j: kk * sbk + n * sbn + j * bk), advance),
+        (_matmul_b_read(case, lambda kk, n, j: kk * sbk + n * sbn + j * bk * sbn), advance),
+        (
+            _matmul_b_read(case, lambda kk, n, j: (kk + j * bk) * sbn + n * sbk),
+            "b's strides are swapped: row k, column n of b is at "
+            "`b_ptr + k * stride_bk + n * stride_bn`.",
+        ),
+        (
+            _matmul_b_read(case, lambda kk, n, j: (kk + j * bk) * sbk + n),
+            "your b addresses leave out stride_bn: with b a transposed view a column step is "
+            "not 1 element; `b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn`.",
+        ),
+        (
+            _matmul_b_read(case, lambda kk, n, j: (kk + j * bk) + n * sbn),
+            "your b addresses leave out stride_bk: a row step of b is stride_bk elements; "
+            "`b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn`.",
+        ),
+        (
+            _matmul_b_read(case, lambda kk, n, j: (kk + j * bk) * n_total + n),
+            "you address b as if its rows were contiguous (row stride N): use its strides, "
+            "`b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn`.",
+        ),
+    ]
+
+
+def _swapped_programs(case: TritonCase, mismatch: Mismatch) -> bool:
+    """The tiles written are those a grid with its two axes exchanged would cover, and they
+    are right: ``pid_m`` read from ``tl.program_id(1)`` and ``pid_n`` from axis 0."""
+    (gm, gn), (bm, bn, _) = case.grid, case.extra["blocks"]
+    if gm == gn or mismatch.wrong.any():
+        return False
+    rows, cols = np.indices(mismatch.got.shape)
+    covered = (rows // bm < gn) & (cols // bn < gm)
+    return bool(np.array_equal(mismatch.unwritten, ~covered))
+
+
+def _matmul_observed(case: TritonCase, mismatch: Mismatch) -> str:
+    """Which tiles are wrong or unwritten, when no single mistake reproduces the output."""
+    bad = mismatch.wrong | mismatch.unwritten
+    bm, bn, _ = case.extra["blocks"]
+    region = ev.find_region(mismatch.got, mismatch.expected, wrong=bad)
+    tile_rows = sorted({r // bm for r in region.rows})
+    tile_cols = sorted({c // bn for c in region.columns})
+    said = (
+        f"rows {ev.describe_indices(region.rows)} and columns "
+        f"{ev.describe_indices(region.columns)} of c are wrong (row tiles "
+        f"{ev.describe_indices(tile_rows)}, column tiles {ev.describe_indices(tile_cols)} of "
+        f"BLOCK_M x BLOCK_N = {bm} x {bn})"
+    )
+    if mismatch.unwritten.any() and not mismatch.wrong.any():
+        said += ", never written"
+    return (
+        f"{said}. Check the tile's rows `pid_m * BLOCK_M + tl.arange(0, BLOCK_M)` and columns "
+        "`pid_n * BLOCK_N + tl.arange(0, BLOCK_N)`, the K loop (a_ptrs += BLOCK_K * stride_ak, "
+        "b_ptrs += BLOCK_K * stride_bk, loads masked with `offs_k < K - k`) and the store's mask."
+    )
+
+
 def _matmul_hint(case: TritonCase, mismatch: Mismatch) -> str:
     got, extra = mismatch.got, case.extra
     product, activation = extra["product"], extra["activation"]
@@ -510,28 +727,53 @@ def _matmul_hint(case: TritonCase, mismatch: Mismatch) -> str:
     clipped = np.zeros_like(product)
     for start in range(0, a.shape[1], block_k):
         clipped += np.maximum(a[:, start : start + block_k] @ b[start : start + block_k], 0)
-    if activation == "relu" and _close(got, clipped, rtol=1e-3, atol=1e-3):
+    running = np.zeros_like(product, dtype=np.float64)
+    for start in range(0, a.shape[1], block_k):
+        running = np.maximum(
+            running + a[:, start : start + block_k] @ b[start : start + block_k], 0
+        )
+    if activation == "relu" and (
+        _close(got, clipped, rtol=1e-3, atol=1e-3) or _close(got, running, rtol=1e-3, atol=1e-3)
+    ):
         return (
-            "you applied the activation to each partial product inside the K loop: apply it "
+            "you applied the activation inside the K loop, to partial results: apply it "
             "once, to the finished float32 accumulator, after the loop (the epilogue)."
         )
-    if _close(got, _fp16_accumulated(a, b, block_k, activation), rtol=2e-3, atol=4e-3):
+    want, accumulated = mismatch.expected, _fp16_accumulated(a, b, block_k, activation)
+    rounded = {"output": want.astype(np.float16).astype(np.float32), "acc": accumulated}
+    which = ev.nearest_candidate(got, want, rounded)
+    if which == "output":
+        return (
+            "your c holds float16 values: the sums are right but rounded to float16 before "
+            "the store; store the float32 accumulator as it is (c is float32)."
+        )
+    if which == "acc" or _close(got, accumulated, rtol=2e-3, atol=4e-3):
         return (
             "your sums lost precision like a float16 accumulator: keep the accumulator in "
             "float32 (`acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)`, "
             "`acc += tl.dot(a, b)`) and convert only when storing."
         )
+    if _swapped_programs(case, mismatch):
+        (gm, gn), written = case.grid, ~mismatch.unwritten
+        rows = ev.describe_indices(np.flatnonzero(written.any(axis=1)))
+        columns = ev.describe_indices(np.flatnonzero(written.any(axis=0)))
+        return (
+            f"only rows {rows}, columns {columns} of c were written, and they are right: "
+            "your program ids are exchanged. The grid's axis 0 counts tiles of rows "
+            f"(cdiv(M, BLOCK_M) = {gm}) and axis 1 tiles of columns ({gn}), so "
+            "`pid_m = tl.program_id(0)` and `pid_n = tl.program_id(1)`."
+        )
+    for pattern, text in _matmul_pointer_candidates(case):
+        if np.isfinite(pattern).all() and _close(got, pattern, rtol=1e-3, atol=1e-3):
+            return text
     if extra["transposed"]:
         return (
-            "only the case where b is a transposed view is wrong: address b with both of its "
-            "strides, `b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn`, "
-            "never assuming that a row of b is contiguous."
+            "only the case where b is a transposed view (strides "
+            f"({case.args['stride_bk']}, {case.args['stride_bn']})) is wrong; the cases with a "
+            "contiguous b were right. Check every use of b's strides: element (k, n) is at "
+            "`b_ptr + k * stride_bk + n * stride_bn`, and a K step moves by BLOCK_K * stride_bk."
         )
-    return (
-        "compare your tile with the chapter's: rows `pid_m * BLOCK_M + tl.arange(0, BLOCK_M)`, "
-        "columns likewise, and a K loop that advances both pointers by BLOCK_K, masking "
-        "`offs_k < K - k` in both loads."
-    )
+    return _matmul_observed(case, mismatch)
 
 
 register(
@@ -584,24 +826,50 @@ def _attention_np(q, k, v, causal, scale, diagonal=True):
     return out.astype(np.float32)
 
 
-def _attention_unrescaled(q, k, v, causal, scale, block):
-    """FlashAttention's loop with the accumulator never multiplied by exp(m_old - m_new)."""
+def _flash_np(
+    q,
+    k,
+    v,
+    causal,
+    scale,
+    block,
+    mask="diagonal",
+    acc_alpha=True,
+    sum_alpha=True,
+    inverted=False,
+    divide=True,
+    query_block=0,
+):
+    """FlashAttention-2's loop over key blocks of ``block`` in float64, with one step changed:
+    ``mask`` "diagonal" (right), "strict" (keys < query), "plus_one" (keys <= query + 1) or
+    "zero" (future scores 0 instead of -inf); ``acc_alpha``/``sum_alpha``: the accumulator /
+    the running sum rescaled by alpha = exp(m_old - m_new); ``inverted``: alpha the other way
+    round; ``divide``: o = acc / l at the end; ``query_block``: with CAUSAL, the loop stops
+    after the keys of the query's block of ``query_block`` rows (0: it runs over all keys).
+    The reference is the default."""
     scores = (q.astype(np.float64) @ k.astype(np.float64).T) * scale
+    seq = scores.shape[0]
     if causal:
         rows, cols = np.indices(scores.shape)
-        scores = np.where(cols <= rows, scores, -np.inf)
-    seq = scores.shape[0]
+        keep = {"strict": cols < rows, "plus_one": cols <= rows + 1}.get(mask, cols <= rows)
+        scores = np.where(keep, scores, 0.0 if mask == "zero" else -np.inf)
+        if query_block:  # the loop stops after the query's own block of keys
+            scores = np.where(cols < (rows // query_block + 1) * query_block, scores, -np.inf)
     m, total = np.full((seq, 1), -np.inf), np.zeros((seq, 1))
     acc = np.zeros((seq, v.shape[1]))
-    with np.errstate(invalid="ignore"):
-        for start in range(0, seq, block):
+    with np.errstate(all="ignore"):
+        for start in range(0, scores.shape[1], block):
             s = scores[:, start : start + block]
             m_new = np.maximum(m, s.max(axis=1, keepdims=True))
             p = np.exp(s - m_new)
-            total = total * np.exp(m - m_new) + p.sum(axis=1, keepdims=True)
-            acc = acc + p @ v[start : start + block].astype(np.float64)
+            alpha = np.exp(m_new - m) if inverted else np.exp(m - m_new)
+            total = (total * alpha if sum_alpha else total) + p.sum(axis=1, keepdims=True)
+            acc = (acc * alpha if acc_alpha else acc) + p @ v[start : start + block].astype(
+                np.float64
+            )
             m = m_new
-    return (acc / total).astype(np.float32)
+        out = acc / total if divide else acc
+    return out.astype(np.float32)
 
 
 def _attention_case(rng, seq, dim, bm, bn, causal, negative=False):
@@ -649,9 +917,190 @@ def _attention_cases(rng: np.random.Generator) -> list[TritonCase]:
     ]
 
 
-def _attention_hint(case: TritonCase, mismatch: Mismatch) -> str:
+#: What one changed step of the loop gives (``_flash_np``'s arguments), and the hint for it.
+_ATTENTION_MISTAKES = (
+    (
+        dict(mask="strict"),
+        True,
+        "your causal mask is off by one: a query may attend to keys up to and including its own "
+        "position, `offs_m[:, None] >= offs_n[None, :]` (yours excludes the diagonal).",
+    ),
+    (
+        dict(mask="plus_one"),
+        True,
+        "your causal mask is off by one: each query also attends to the key just after it; keep "
+        "keys up to and including its own position, `offs_m[:, None] >= offs_n[None, :]`.",
+    ),
+    (
+        dict(mask="zero"),
+        True,
+        "your masked (future) scores are 0, not -inf: exp(0 - m) still gives them weight; set them "
+        "to `-float('inf')` with `tl.where`.",
+    ),
+    (
+        dict(acc_alpha=False),
+        False,
+        "your accumulator is not rescaled when the running maximum grows: multiply it by "
+        "alpha = exp(m_i - m_new) before adding p @ v, as you do for l_i "
+        "(`acc = acc * alpha[:, None] + tl.dot(p, v)`).",
+    ),
+    (
+        dict(sum_alpha=False),
+        False,
+        "your running sum l_i is not rescaled when the running maximum grows: "
+        "`l_i = l_i * alpha + tl.sum(p, axis=1)` with alpha = exp(m_i - m_new), as for acc.",
+    ),
+    (
+        dict(acc_alpha=False, sum_alpha=False),
+        False,
+        "neither acc nor l_i is rescaled when the running maximum grows: multiply both by "
+        "alpha = exp(m_i - m_new) before adding the new block.",
+    ),
+    (
+        dict(inverted=True),
+        False,
+        "your rescale factor is inverted: alpha = exp(m_i - m_new) (old maximum minus new, at "
+        "most 1), not exp(m_new - m_i).",
+    ),
+    (
+        dict(divide=False),
+        False,
+        "your output is acc before the final division: o = acc / l_i[:, None] at the end.",
+    ),
+)
+
+
+def _attention_candidates(case: TritonCase) -> list[tuple[np.ndarray, str]]:
+    """What each single mistake gives on this case's inputs, with its hint."""
     q, k, v, causal = case.extra["q"], case.extra["k"], case.extra["v"], case.extra["causal"]
-    got, dim = mismatch.got, q.shape[1]
+    dim, block = q.shape[1], case.extra["block"]
+    scale = dim**-0.5
+    found = [
+        (
+            _attention_np(q, k, v, causal, 1.0),
+            "your scores are not scaled: multiply q @ k^T by `sm_scale` (1/sqrt(HEAD_DIM)) before "
+            "the softmax.",
+        ),
+        (
+            _attention_np(q, k, v, causal, 1.0 / dim),
+            "scale the scores by 1/sqrt(HEAD_DIM) (`sm_scale`), not 1/HEAD_DIM.",
+        ),
+        (
+            _attention_np(q, k, v, causal, scale * math.log(2)),
+            "your softmax is exp2 of scores not converted: with `tl.exp2`, multiply the scores by "
+            "log2(e) = 1.4427 first (or use `tl.exp`).",
+        ),
+        (
+            _attention_np(q, k, v, causal, scale / math.log(2)),
+            "your scores are multiplied by log2(e) but exponentiated with `tl.exp`: use `tl.exp2` "
+            "with that factor, or `tl.exp` without it.",
+        ),
+        (
+            _attention_np(q, k, v, causal, scale * scale),
+            "your scores are scaled twice by sm_scale: multiply q @ k^T by it once.",
+        ),
+    ]
+    if causal:
+        found.append(
+            (
+                _attention_np(q, k, v, False, scale),
+                "with CAUSAL your output matches attention without the mask: set the scores of "
+                "keys after the query (`offs_n > offs_m`) to -inf before the softmax.",
+            )
+        )
+    else:
+        found.append(
+            (
+                _attention_np(q, k, v, True, scale),
+                "CAUSAL is False here: apply the causal mask only `if CAUSAL:`.",
+            )
+        )
+    for changes, causal_only, text in _ATTENTION_MISTAKES:
+        if causal_only and not causal:
+            continue
+        found.append((_flash_np(q, k, v, causal, scale, block, **changes), text))
+        if causal:  # a loop that stops after the query block's keys, as the lab's does
+            bm = case.constexprs["BLOCK_M"]
+            found.append(
+                (_flash_np(q, k, v, causal, scale, block, query_block=bm, **changes), text)
+            )
+    seq = case.args["seq_len"]
+    if seq % block:
+        keys = np.vstack([k, np.zeros((-seq % block, dim), np.float16)])
+        values = np.vstack([v, np.zeros_like(keys[seq:])])
+        rows = np.arange(seq)[:, None]
+        scores_keep = None if not causal else (np.arange(len(keys))[None, :] <= rows)
+        padded = _padded_attention(q, keys, values, scale, scores_keep)
+        found.append(
+            (
+                padded,
+                "the key columns past seq_len count in your softmax (their score is 0, not -inf): "
+                "`tl.where(offs_n[None, :] < seq_len, s, -float('inf'))`.",
+            )
+        )
+    return found
+
+
+def _padded_attention(q, keys, values, scale, keep):
+    scores = (q.astype(np.float64) @ keys.astype(np.float64).T) * scale
+    if keep is not None:
+        scores = np.where(keep, scores, -np.inf)
+    m = scores.max(axis=1, keepdims=True)
+    p = np.exp(scores - m)
+    return ((p / p.sum(axis=1, keepdims=True)) @ values.astype(np.float64)).astype(np.float32)
+
+
+def _attention_observed(case: TritonCase, mismatch: Mismatch) -> str:
+    """What the comparison shows when no single mistake reproduces the output: which query
+    rows (and blocks) are wrong and how their values relate to the right ones."""
+    got, want = mismatch.got, mismatch.expected
+    bad = mismatch.wrong | mismatch.unwritten
+    region = ev.find_region(got, want, wrong=bad, poisoned=mismatch.unwritten)
+    relation = ev.find_relation(
+        got, want, rtol=case.rtol, atol=case.atol, poisoned=mismatch.unwritten
+    )
+    bm = case.constexprs["BLOCK_M"]
+    seq = case.args["seq_len"]
+    rows = region.rows
+    said = f"query rows {ev.describe_indices(rows)} of {seq} are wrong"
+    query_blocks = sorted({r // bm for r in rows})
+    if relation is not None and relation.kind == "row_factor":
+        return (
+            f"{said}, each by a factor of its own: the weights are right up to their sum. "
+            "Check l_i (l_i * alpha + rowsum(p)) and the final o = acc / l_i[:, None]."
+        )
+    if relation is not None and relation.kind in ("unwritten",):
+        return (
+            f"{said}: never written. Each program stores its BLOCK_M rows, "
+            "`o_ptr + offs_m[:, None] * stride_o + offs_d[None, :]`, masked by `offs_m < seq_len`."
+        )
+    if relation is not None and relation.kind == "nonfinite":
+        return (
+            f"{said}: inf or NaN. Look for exp of a large number, 0 * inf or a division by a "
+            "running sum that stays 0 (m_i starts at -inf, l_i at 0, alpha = exp(m_i - m_new))."
+        )
+    if query_blocks == [seq // bm] and seq % bm:
+        return (
+            f"{said}: only the last, partial block of queries. Check the masks on offs_m "
+            "(load of q, store of o) and that padding queries do not change the real ones."
+        )
+    if rows and rows[0] >= bm and len(rows) == seq - rows[0]:
+        return (
+            f"{said}: the first {rows[0]} rows are right and every row from there on is wrong. "
+            "The first query blocks see fewer key blocks; check what changes from one key "
+            "block to the next (the offsets of k and v, the running maximum, the rescale by "
+            "alpha)."
+        )
+    return (
+        f"{said} and no single change of the loop that the checker tried reproduces them. "
+        "Check each step: s = q @ k^T * sm_scale (masked with -inf), m_new = max(m_i, "
+        "rowmax(s)), p = exp(s - m_new), alpha = exp(m_i - m_new), l_i = l_i * alpha + "
+        "rowsum(p), acc = acc * alpha + p @ v; o = acc / l_i."
+    )
+
+
+def _attention_hint(case: TritonCase, mismatch: Mismatch) -> str:
+    got = mismatch.got
     if case.extra["negative"] and _nonfinite(mismatch):
         return (
             "when every score is very negative your output is inf or NaN: start the running "
@@ -659,46 +1108,10 @@ def _attention_hint(case: TritonCase, mismatch: Mismatch) -> str:
             "score rather than exp(-150) = 0."
         )
     near = dict(rtol=2e-3, atol=2e-3)
-    if _close(got, _attention_np(q, k, v, causal, 1.0), **near):
-        return (
-            "your scores are not scaled: multiply q @ k^T by `sm_scale` (1/sqrt(HEAD_DIM)) "
-            "before the softmax."
-        )
-    if _close(got, _attention_np(q, k, v, causal, 1.0 / dim), **near):
-        return "scale the scores by 1/sqrt(HEAD_DIM) (`sm_scale`), not 1/HEAD_DIM."
-    if causal and _close(got, _attention_np(q, k, v, causal, dim**-0.5, diagonal=False), **near):
-        return (
-            "your causal mask is off by one: a query may attend to keys up to and including "
-            "its own position, `offs_m[:, None] >= offs_n[None, :]`."
-        )
-    if causal and _close(got, _attention_np(q, k, v, False, dim**-0.5), **near):
-        return (
-            "with CAUSAL your output matches attention without the mask: set the scores of "
-            "keys after the query (`offs_n > offs_m`) to -inf before the softmax."
-        )
-    if not causal and _close(got, _attention_np(q, k, v, True, dim**-0.5), **near):
-        return "CAUSAL is False here: apply the causal mask only `if CAUSAL:`."
-    if _close(got, _attention_unrescaled(q, k, v, causal, dim**-0.5, case.extra["block"]), **near):
-        return (
-            "your accumulator is not rescaled when the running maximum grows: multiply it by "
-            "alpha = exp(m_i - m_new) before adding p @ v, as you do for l_i "
-            "(`acc = acc * alpha[:, None] + tl.dot(p, v)`)."
-        )
-    if case.args["seq_len"] % case.extra["block"]:
-        keys = np.vstack([k, np.zeros((-len(k) % case.extra["block"], dim), np.float16)])
-        values = np.vstack([v, np.zeros_like(keys[len(v) :])])
-        padded = _attention_np(q, keys, values, False, dim**-0.5)
-        if not causal and _close(got, padded, **near):
-            return (
-                "the key columns past seq_len count in your softmax: give them the score "
-                "-inf (`tl.where(offs_n[None, :] < seq_len, s, -float('inf'))`)."
-            )
-    return (
-        "follow FlashAttention-2's loop: m_i = -inf, l_i = 0, acc = 0; per key block "
-        "s = q @ k^T * sm_scale (masked), m_new = max(m_i, rowmax(s)), p = exp(s - m_new), "
-        "alpha = exp(m_i - m_new), l_i = l_i * alpha + rowsum(p), acc = acc * alpha + p @ v; "
-        "finally o = acc / l_i."
-    )
+    for pattern, text in _attention_candidates(case):
+        if np.isfinite(pattern).any() and _close(got, pattern, **near):
+            return text
+    return _attention_observed(case, mismatch)
 
 
 register(
@@ -729,23 +1142,50 @@ CROSS_ENTROPY_LAUNCH = (
 )
 
 
+def _w_misread(w: np.ndarray, stride: int) -> dict[str, np.ndarray]:
+    """The vocab x HIDDEN matrix a kernel uses when it reads w (stored vocab x HIDDEN, rows
+    ``stride`` apart) with its two indices exchanged: entry (c, d) from offset d * stride + c
+    ("dims_times_stride") or d * vocab + c ("hidden_major"); NaN where that leaves w."""
+    vocab, hidden = w.shape
+    flat = w.astype(np.float64).ravel()
+    c, d = np.indices((vocab, hidden))
+    found = {}
+    for name, offsets in (("dims_times_stride", d * stride + c), ("hidden_major", d * vocab + c)):
+        inside = offsets < flat.size
+        found[name] = np.where(inside, flat[np.minimum(offsets, flat.size - 1)], np.nan)
+    return found
+
+
 def _cross_entropy_np(h, w, target, block, mistake=""):
+    """The loss of each row computed over vocabulary blocks of ``block`` columns, in float64,
+    as the reference (``mistake=""``) or with one step changed: "padded" (columns past vocab
+    count as logits 0), "unscaled" (running sum never rescaled), "inverted" (rescaled by
+    exp(m_new - m)), "lse_added" (each block's log-sum-exp added), "last_block" (the running
+    sum overwritten each block), "no_max" (m left out of m + log(s)), "no_target" (target
+    logit not subtracted), "local_target" (the target compared with the column in the block),
+    "fp16_logits" (the logits rounded to float16)."""
     logits = h.astype(np.float64) @ w.astype(np.float64).T
+    if mistake == "fp16_logits":
+        logits = logits.astype(np.float16).astype(np.float64)
     rows, vocab = logits.shape
     if mistake == "padded":
-        pad = -vocab % block
-        logits = np.hstack([logits, np.zeros((rows, pad))])
-    m = logits.max(axis=1, keepdims=True)
-    if mistake == "unscaled":
-        total, running = np.zeros((rows, 1)), np.full((rows, 1), -np.inf)
-        for start in range(0, vocab, block):
+        logits = np.hstack([logits, np.zeros((rows, -vocab % block))])
+    m, s = np.full((rows, 1), -np.inf), np.zeros((rows, 1))
+    added = np.zeros((rows, 1))
+    with np.errstate(all="ignore"):
+        for start in range(0, logits.shape[1], block):
             chunk = logits[:, start : start + block]
-            running = np.maximum(running, chunk.max(axis=1, keepdims=True))
-            total += np.exp(chunk - running).sum(axis=1, keepdims=True)
-        lse = running + np.log(total)
-    else:
-        lse = m + np.log(np.exp(logits - m).sum(axis=1, keepdims=True))
+            m_new = np.maximum(m, chunk.max(axis=1, keepdims=True))
+            part = np.exp(chunk - m_new).sum(axis=1, keepdims=True)
+            alpha = {"unscaled": 1.0, "inverted": np.exp(m_new - m)}.get(mistake, np.exp(m - m_new))
+            s = part if mistake == "last_block" else s * alpha + part
+            top = chunk.max(axis=1, keepdims=True)
+            added += top + np.log(np.exp(chunk - top).sum(axis=1, keepdims=True))
+            m = m_new
+        lse = added if mistake == "lse_added" else (0.0 if mistake == "no_max" else m) + np.log(s)
     picked = logits[np.arange(rows), target][:, None]
+    if mistake == "no_target":
+        picked = np.zeros((rows, 1))
     if mistake == "local_target":  # the block's own column j compared with the target
         picked = np.zeros((rows, 1))
         for row in range(rows):
@@ -804,6 +1244,95 @@ def _cross_entropy_cases(rng: np.random.Generator) -> list[TritonCase]:
     ]
 
 
+#: A changed step of the loop (``_cross_entropy_np``'s mistake) and its hint.
+_CROSS_ENTROPY_MISTAKES = (
+    (
+        "padded",
+        "the vocabulary columns past `vocab` count in your log-sum-exp (as logits 0): give them "
+        "-inf (`tl.where(cols[None, :] < vocab, logits, -float('inf'))`).",
+    ),
+    (
+        "unscaled",
+        "your running sum is not rescaled when the maximum grows: "
+        "`s = s * tl.exp(m - m_new) + tl.sum(tl.exp(logits - m_new[:, None]), axis=1)`.",
+    ),
+    (
+        "inverted",
+        "your rescale factor is inverted: multiply the running sum by exp(m - m_new) (old maximum "
+        "minus new, at most 1), not exp(m_new - m).",
+    ),
+    (
+        "lse_added",
+        "you add up each block's log-sum-exp, but log-sum-exps do not add (log a + log b = "
+        "log ab): keep one running maximum m and one running sum s, rescaled by exp(m - m_new), "
+        "and take m + log(s) once at the end.",
+    ),
+    (
+        "last_block",
+        "only the last block's sum reaches your loss: the running sum is replaced in each "
+        "block; carry it over, `s = s * tl.exp(m - m_new) + tl.sum(...)`.",
+    ),
+    (
+        "no_max",
+        "your log-sum-exp leaves out the maximum: s is a sum of exp(logits - m), so "
+        "logsumexp = m + log(s).",
+    ),
+    (
+        "no_target",
+        "the target's logit is not subtracted: loss = logsumexp(logits) - logits[target].",
+    ),
+    (
+        "local_target",
+        "the target's logit is picked with the column inside the block: compare the target "
+        "with the global column, `v0 + tl.arange(0, BLOCK_V)`.",
+    ),
+)
+
+
+def _cross_entropy_observed(case: TritonCase, mismatch: Mismatch) -> str:
+    """What the comparison shows when no single mistake reproduces the loss."""
+    got, want = mismatch.got, mismatch.expected
+    bad = mismatch.wrong | mismatch.unwritten
+    rows = np.flatnonzero(bad)
+    n_rows, vocab, block = case.args["n_rows"], case.args["vocab"], case.extra["block"]
+    said = f"the loss of rows {ev.describe_indices(rows)} of {n_rows} is wrong"
+    if mismatch.unwritten.any() and not mismatch.wrong.any():
+        bm = case.constexprs["BLOCK_M"]
+        return (
+            f"{said}: never written. Each program stores the loss of its BLOCK_M = {bm} rows, "
+            "`tl.store(loss_ptr + rows, loss, mask=rows < n_rows)`."
+        )
+    in_tail = case.extra["target"] >= (vocab // block) * block
+    if vocab % block and in_tail.any() and np.array_equal(bad, in_tail):
+        return (
+            f"{said}: exactly the rows whose target lies in the last, partial block of the "
+            "vocabulary (columns from "
+            f"{(vocab // block) * block}). Check how the target's logit is found there: the "
+            "masked columns and the comparison of the target with the global column."
+        )
+    relation = ev.find_relation(
+        got, want, rtol=case.rtol, atol=case.atol, poisoned=mismatch.unwritten
+    )
+    if relation is not None and relation.kind == "nonfinite":
+        return (
+            f"{said}: inf or NaN. Look for exp of a large logit, log(0) or 0 * inf: the running "
+            "maximum starts at -inf and the sum at 0, exp is taken of logits - m_new, and the "
+            "rescale factor is exp(m - m_new) (0 while m is -inf; exp(m_new - m) is inf)."
+        )
+    if relation is not None and relation.kind == "offset":
+        return (
+            f"{said}, all by the same amount, {relation.value:+.4g}: look for a constant "
+            "added or left out of loss = m + log(s) - target_logit."
+        )
+    return (
+        f"{said} and no single change of the loop that the checker tried reproduces it. "
+        "Check each step per block of BLOCK_V columns: logits = tl.dot(h, tl.trans(w_block)) "
+        "(float32), -inf past vocab; m_new = max(m, rowmax); s = s * exp(m - m_new) + "
+        "rowsum(exp(logits - m_new)); the target's logit where the global column equals "
+        "target; finally loss = m + log(s) - target_logit."
+    )
+
+
 def _cross_entropy_hint(case: TritonCase, mismatch: Mismatch) -> str:
     kind, got = case.extra["kind"], mismatch.got
     h, w, target, block = (
@@ -822,34 +1351,30 @@ def _cross_entropy_hint(case: TritonCase, mismatch: Mismatch) -> str:
             "with logits near +100 your loss is inf or NaN: exp(100) overflows float32; keep "
             "a running maximum m and add exp(logits - m)."
         )
-    if _close(got, -mismatch.expected, rtol=1e-4, atol=2e-4):
-        return "your loss has the wrong sign: it is logsumexp(logits) - logits[target]."
     near = dict(rtol=1e-4, atol=2e-4)
-    for mistake, text in (
-        (
-            "padded",
-            "the vocabulary columns past `vocab` count in your log-sum-exp: give their logits "
-            "-inf (`tl.where(cols[None, :] < vocab, logits, -float('inf'))`).",
-        ),
-        (
-            "unscaled",
-            "your running sum is not rescaled when the maximum grows: "
-            "`s = s * tl.exp(m - m_new) + tl.sum(tl.exp(logits - m_new[:, None]), axis=1)`.",
-        ),
-        (
-            "local_target",
-            "the target's logit is picked with the column inside the block: compare the target "
-            "with the global column, `v0 + tl.arange(0, BLOCK_V)`.",
-        ),
-    ):
-        if _close(got, _cross_entropy_np(h, w, target, block, mistake), **near):
+    if _close(got, -mismatch.expected, **near):
+        return "your loss has the wrong sign: it is logsumexp(logits) - logits[target]."
+    for mistake, text in _CROSS_ENTROPY_MISTAKES:
+        pattern = _cross_entropy_np(h, w, target, block, mistake)
+        if np.isfinite(pattern).any() and _close(got, pattern, **near):
             return text
-    return (
-        "per block of BLOCK_V columns: logits = tl.dot(h, tl.trans(w_block)) (float32), masked "
-        "to -inf past vocab; m_new = max(m, rowmax); s = s * exp(m - m_new) + rowsum(exp(logits "
-        "- m_new)); the target's logit where the global column equals target; finally "
-        "loss = m + log(s) - target_logit."
-    )
+    rounded = {"fp16": _cross_entropy_np(h, w, target, block, "fp16_logits")}
+    if ev.nearest_candidate(got, mismatch.expected, rounded):
+        return (
+            "your loss is what logits rounded to float16 give: keep the logits and the "
+            "running statistics in float32 (`tl.dot` accumulates in float32; do not cast "
+            "its result to float16)."
+        )
+    for misread in _w_misread(w, case.args["stride_w"]).values():
+        pattern = _cross_entropy_np(h, misread, target, block)
+        if np.isfinite(pattern).all() and _close(got, pattern, **near):
+            return (
+                "your logits use w read with its two indices exchanged: w is vocab x HIDDEN, "
+                "one row per vocabulary entry, so entry (c, d) is at `w_ptr + c * stride_w + d`; "
+                "load a BLOCK_V x HIDDEN block, `cols[:, None] * stride_w + dims[None, :]`, and "
+                "take `tl.dot(h, tl.trans(w))`."
+            )
+    return _cross_entropy_observed(case, mismatch)
 
 
 register(

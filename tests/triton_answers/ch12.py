@@ -185,8 +185,14 @@ ANSWERS = {
         wrong(
             "no_program_offset",
             "pointer",
-            ("never stored", "pid * BLOCK_SIZE"),
+            ("only the first block", "pid * BLOCK_SIZE"),
             edit(ADD, ("offsets = pid * BLOCK_SIZE + tl.arange", "offsets = tl.arange")),
+        ),
+        wrong(
+            "block_index_from_axis_1",
+            "pointer",
+            ("every program wrote block 0", "`pid = tl.program_id(0)`"),
+            edit(ADD, ("pid = tl.program_id(axis=0)", "pid = tl.program_id(axis=1)")),
         ),
         wrong(
             "multiplies",
@@ -238,6 +244,18 @@ ANSWERS = {
                 ADD,
                 ("out_ptr, n_elements, BLOCK_SIZE", "out_ptr, BLOCK_SIZE"),
                 ("< n_elements", "< 1000"),
+            ),
+        ),
+        wrong(
+            "added_in_float16",
+            "numerics",
+            ("what float16 inputs give",),
+            edit(
+                ADD,
+                (
+                    "tl.store(out_ptr + offsets, x + y, mask=mask)",
+                    "tl.store(out_ptr + offsets, x.to(tl.float16) + y.to(tl.float16), mask=mask)",
+                ),
             ),
         ),
     ],
@@ -363,6 +381,36 @@ ANSWERS["triton_softmax"] = [
             ),
         ),
     ),
+    wrong(
+        "rescale_inverted",
+        "formula",
+        ("inf or NaN on ordinary values", "exp(m_old - m_new)"),
+        edit(SOFTMAX, ("s = s * tl.exp(m - m_new)", "s = s * tl.exp(m_new - m)")),
+    ),
+    wrong(
+        "statistics_of_the_first_block_only",
+        "formula",
+        ("first BLOCK_SIZE columns only",),
+        edit(
+            SOFTMAX,
+            (
+                '    for start in range(0, n_cols, BLOCK_SIZE):\n        cols = start + tl.arange(0, BLOCK_SIZE)\n        x = tl.load(x_row + cols, mask=cols < n_cols, other=-float("inf"))\n        m_new',
+                '    for start in range(0, BLOCK_SIZE, BLOCK_SIZE):\n        cols = start + tl.arange(0, BLOCK_SIZE)\n        x = tl.load(x_row + cols, mask=cols < n_cols, other=-float("inf"))\n        m_new',
+            ),
+        ),
+    ),
+    wrong(
+        "partial_block_never_written",
+        "mask",
+        ("never written and the others are right", "including the last, partial one"),
+        edit(
+            SOFTMAX,
+            (
+                "    for start in range(0, n_cols, BLOCK_SIZE):\n        cols = start + tl.arange(0, BLOCK_SIZE)\n        mask",
+                "    for start in range(0, n_cols // BLOCK_SIZE * BLOCK_SIZE, BLOCK_SIZE):\n        cols = start + tl.arange(0, BLOCK_SIZE)\n        mask",
+            ),
+        ),
+    ),
 ]
 
 ANSWERS["triton_layernorm"] = [
@@ -422,6 +470,49 @@ ANSWERS["triton_layernorm"] = [
         "numerics",
         ("constant row", "add eps inside the square root"),
         edit(LAYERNORM, ("rstd = 1.0 / tl.sqrt(var + eps)", "rstd = 1.0 / tl.sqrt(var)")),
+    ),
+    wrong(
+        "output_addressed_with_the_input_stride",
+        "pointer",
+        ("built with `x_row_stride`", "use `out_row_stride`"),
+        edit(
+            LAYERNORM,
+            ("tl.store(out_ptr + row * out_row_stride", "tl.store(out_ptr + row * x_row_stride"),
+        ),
+    ),
+    wrong(
+        "multiplied_by_the_standard_deviation",
+        "formula",
+        ("instead of dividing by it",),
+        edit(LAYERNORM, ("rstd = 1.0 / tl.sqrt(var + eps)", "rstd = tl.sqrt(var + eps)")),
+    ),
+    wrong(
+        "mean_over_the_padded_block",
+        "formula",
+        ("divided by BLOCK_SIZE",),
+        edit(
+            LAYERNORM,
+            ("mean = tl.sum(x, axis=0) / n_cols", "mean = tl.sum(x, axis=0) / BLOCK_SIZE"),
+        ),
+    ),
+    wrong(
+        "bias_left_out",
+        "formula",
+        ("add the bias b",),
+        edit(LAYERNORM, ("diff * rstd * w + b, mask=mask)", "diff * rstd * w, mask=mask)")),
+    ),
+    wrong(
+        "x_cast_to_float16_before_the_statistics",
+        "numerics",
+        ("rounded to float16",),
+        edit(
+            LAYERNORM,
+            (
+                "x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=0.0)",
+                "x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=0.0).to(tl.float16).to(tl.float32)",
+            ),
+        ),
+        absent=("E[x^2] - E[x]^2 in float32 gives",),
     ),
     wrong(
         "variance_as_mean_of_squares_minus_square_of_mean",
@@ -586,6 +677,28 @@ ANSWERS["triton_matmul"] = [
             ("range(0, K, BLOCK_K)", "range(0, K, 24)"),
         ),
     ),
+    wrong(
+        "stores_float16",
+        "numerics",
+        ("rounded to float16 before the store",),
+        edit(MATMUL, ("tl.store(c_ptrs, acc,", "tl.store(c_ptrs, acc.to(tl.float16),")),
+    ),
+    wrong(
+        "b_advanced_by_block_k_elements",
+        "pointer",
+        ("`b_ptrs += BLOCK_K * stride_bk`",),
+        edit(MATMUL, ("b_ptrs += BLOCK_K * stride_bk", "b_ptrs += BLOCK_K")),
+    ),
+    wrong(
+        "program_ids_swapped",
+        "pointer",
+        ("program ids are exchanged", "`pid_m = tl.program_id(0)`"),
+        edit(
+            MATMUL,
+            ("pid_m = tl.program_id(0)", "pid_m = tl.program_id(1)"),
+            ("pid_n = tl.program_id(1)", "pid_n = tl.program_id(0)"),
+        ),
+    ),
 ]
 
 ANSWERS["triton_flash_attention"] = [
@@ -704,6 +817,40 @@ ANSWERS["triton_flash_attention"] = [
         edit(ATTENTION, ("acc = acc * alpha[:, None] + tl.dot", "acc = acc + tl.dot")),
     ),
     wrong(
+        "future_scores_zeroed",
+        "formula",
+        ("are 0, not -inf",),
+        edit(ATTENTION, ('s = tl.where(keep, s, -float("inf"))', "s = tl.where(keep, s, 0.0)")),
+    ),
+    wrong(
+        "sum_not_rescaled",
+        "formula",
+        ("running sum l_i is not rescaled",),
+        edit(ATTENTION, ("l_i = l_i * alpha + tl.sum(p, axis=1)", "l_i = l_i + tl.sum(p, axis=1)")),
+    ),
+    wrong(
+        "no_final_division",
+        "formula",
+        ("before the final division",),
+        edit(ATTENTION, ("o = acc / l_i[:, None]", "o = acc")),
+    ),
+    wrong(
+        "rescale_inverted",
+        "formula",
+        ("inf or NaN", "alpha = exp(m_i - m_new)"),
+        edit(ATTENTION, ("alpha = tl.exp(m_i - m_new)", "alpha = tl.exp(m_new - m_i)")),
+    ),
+    wrong(
+        "exp2_without_log2e",
+        "formula",
+        ("log2(e)",),
+        edit(
+            ATTENTION,
+            ("p = tl.exp(s - m_new[:, None])", "p = tl.exp2(s - m_new[:, None])"),
+            ("alpha = tl.exp(m_i - m_new)", "alpha = tl.exp2(m_i - m_new)"),
+        ),
+    ),
+    wrong(
         "query_rows_not_masked",
         "mask",
         (OOB, "`q_ptr`", NO_MASK),
@@ -818,6 +965,58 @@ ANSWERS["triton_cross_entropy"] = [
         "formula",
         ("not rescaled", "tl.exp(m - m_new)"),
         edit(CROSS_ENTROPY, ("s = s * tl.exp(m - m_new) + ", "s = s + ")),
+    ),
+    wrong(
+        "logits_rounded_to_float16",
+        "numerics",
+        ("logits rounded to float16",),
+        edit(
+            CROSS_ENTROPY,
+            (
+                "logits = tl.dot(h, tl.trans(w))",
+                "logits = tl.dot(h, tl.trans(w)).to(tl.float16).to(tl.float32)",
+            ),
+        ),
+    ),
+    wrong(
+        "rescale_inverted",
+        "formula",
+        ("inf or NaN", "exp(m_new - m) is inf"),
+        edit(CROSS_ENTROPY, ("s = s * tl.exp(m - m_new)", "s = s * tl.exp(m_new - m)")),
+    ),
+    wrong(
+        "block_log_sum_exps_added",
+        "formula",
+        ("log-sum-exps do not add",),
+        edit(
+            CROSS_ENTROPY,
+            (
+                "        m_new = tl.maximum(m, tl.max(logits, axis=1))\n"
+                "        s = s * tl.exp(m - m_new) + tl.sum(tl.exp(logits - m_new[:, None]), axis=1)\n"
+                "        m = m_new\n",
+                "        top = tl.max(logits, axis=1)\n"
+                "        s += top + tl.log(tl.sum(tl.exp(logits - top[:, None]), axis=1))\n",
+            ),
+            ("m + tl.log(s) - picked", "s - picked"),
+        ),
+    ),
+    wrong(
+        "sum_overwritten_each_block",
+        "formula",
+        ("only the last block's sum",),
+        edit(CROSS_ENTROPY, ("s = s * tl.exp(m - m_new) + ", "s = ")),
+    ),
+    wrong(
+        "max_left_out_of_the_loss",
+        "formula",
+        ("leaves out the maximum",),
+        edit(CROSS_ENTROPY, ("m + tl.log(s) - picked", "tl.log(s) - picked")),
+    ),
+    wrong(
+        "target_not_subtracted",
+        "formula",
+        ("not subtracted",),
+        edit(CROSS_ENTROPY, ("m + tl.log(s) - picked", "m + tl.log(s)")),
     ),
     wrong(
         "target_compared_with_the_local_column",
