@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -210,20 +211,20 @@ def block_forever(block, x):
     ids=["numeric", "function"],
 )
 def test_an_endless_answer_is_stopped_within_20_s_with_its_line(exercise_id, answer, line):
-    """A learner's call that never returns is stopped after 15 s of processor time, whatever the
-    check's own limit (before: 60 s for a numeric answer, 30 s for lab 08b's): under 20 s on an
-    idle machine, and within WALL_FACTOR times that on a busy one (so that a correct answer is
-    never stopped for the machine's load)."""
+    """A learner's call that never returns is stopped after 15 s of processor time or 17 s on
+    the clock, whatever the check's own limit (before: 60 s for a numeric answer, 30 s for lab
+    08b's): under 20 s once the checker's process runs, on a busy machine too. On the clock,
+    the verdict still calls it a loop when the call was computing for at least half the time."""
     check(exercise_id, lambda *args: 0)  # the worker's start (and its imports) is not timed
     start = time.monotonic()
     result = check(exercise_id, answer)
     elapsed = time.monotonic() - start
     assert not result.passed
-    assert "after 15 s of processor time" in result.message, result.message
-    assert line in result.message and "never ends" in result.message, result.message
-    assert elapsed < _isolation.WALL_FACTOR * 15 + 5, elapsed
-    if os.getloadavg()[0] < (os.cpu_count() or 1) / 2:  # an idle machine: the issue's 20 s
-        assert elapsed < 20, elapsed
+    assert re.search(r"after (15 s of processor time|1[78] s)", result.message), result.message
+    assert line in result.message, result.message
+    if "busy" not in result.message:  # a machine too busy to tell says so instead
+        assert "never ends" in result.message, result.message
+    assert elapsed < 20, elapsed
 
 
 # --- warnings ---------------------------------------------------------------------------------------

@@ -611,6 +611,39 @@ class CleanState:
             raise _Unrestorable("a thread still runs the learner's code")
 
 
+_USES_TORCH: dict[str, bool] = {}
+
+
+def _import_torch_if_used(exercise_id: str) -> None:
+    """Import torch now when the exercise's chapter checker imports it anywhere (at the top or
+    inside a function): otherwise its first import would fall inside the check, where
+    :class:`CleanState` has no torch state to put back, and the worker would be replaced after
+    every check of that chapter (5-10 s each on a 2-core machine)."""
+    from ._registry import INDEX
+
+    module = INDEX.get(exercise_id, ("", ""))[0]
+    if not module or "torch" in sys.modules:
+        return
+    if module not in _USES_TORCH:
+        path = os.path.join(os.path.dirname(__file__), f"{module}.py")
+        try:
+            with open(path, encoding="utf-8") as source:
+                tree = ast.parse(source.read())
+        except (OSError, SyntaxError):
+            tree = ast.Module(body=[], type_ignores=[])
+        _USES_TORCH[module] = any(
+            (
+                isinstance(node, ast.Import)
+                and any(a.name.split(".")[0] == "torch" for a in node.names)
+            )
+            or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch")
+            for node in ast.walk(tree)
+        )
+    if _USES_TORCH[module]:
+        with contextlib.suppress(ImportError):
+            import torch  # noqa: F401
+
+
 def serve(requests: Connection, results: Connection) -> None:
     """Answer (exercise_id, kind, payload[, sources, time limit]) requests until the parent
     closes the pipe."""
@@ -627,6 +660,7 @@ def serve(requests: Connection, results: Connection) -> None:
         exercise_id, kind, payload, sources, override = (*request, None, None)[:5]
         register_sources(sources)
         exercise = get(exercise_id)  # loads its chapter (and torch, if the chapter uses it)
+        _import_torch_if_used(exercise_id)  # before the snapshot: the worker then lives on
         limit = time_limit(exercise, override)
         call_limit = override or (CAP if kind == "kernel" else CALL_LIMIT)
         lock, finished = threading.Lock(), threading.Event()
