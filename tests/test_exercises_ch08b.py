@@ -262,6 +262,37 @@ def test_train_step_evidence_per_parameter(answer, words):
         assert hint not in result.message, result.message
 
 
+def step_probabilities_into_cross_entropy(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    probs = torch.softmax(logits, dim=-1)
+    loss = F.cross_entropy(probs.reshape(-1, probs.shape[-1]), targets.reshape(-1))
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_summed_over_positions(model, optimizer, tokens, targets):
+    """Sums each sequence's positions, averages over the batch: 8 (seq) times too large."""
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    per_token = F.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
+    loss = per_token.sum(dim=1).mean()
+    loss.backward()
+    optimizer.step()
+    return loss.item() / tokens.shape[1]
+
+
+def test_train_step_names_what_its_gradients_equal():
+    """Issue 30.7 (held-out tune half): probabilities fed to cross_entropy, and a sum over one
+    axis of the batch, are named from the gradients the step saw."""
+    message = run("primer_train_step", step_probabilities_into_cross_entropy).message
+    assert "applied to softmax probabilities" in message, message
+    message = run("primer_train_step", step_summed_over_positions).message
+    assert "8 = the number of positions of each sequence" in message, message
+    assert primer.SUM_REDUCTION in message
+
+
 STEP_HINTS = [
     primer.NO_ZERO_GRAD,
     primer.STEP_BEFORE_BACKWARD,
@@ -891,6 +922,20 @@ def accumulate_zero_grad_in_loop(model, optimizer, micro_batches):
     return total
 
 
+def accumulate_counts_nonzero_targets(model, optimizer, micro_batches):
+    """Real tokens counted with `targets > 0`: a real target of token id 0 is dropped."""
+    optimizer.zero_grad()
+    n = sum(int((t > 0).sum()) for _, t in micro_batches)
+    total = 0.0
+    for tokens, targets in micro_batches:
+        logits, _ = model(tokens)
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum") / n
+        loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+
+
 ACCUMULATE_HINTS = [
     primer.TOKEN_WEIGHTED,
     primer.PADDING_COUNTED,
@@ -918,6 +963,11 @@ def test_accumulate_step_accepts_correct_answers(answer):
         (accumulate_sum, "divide the summed losses by N", "48 = the real tokens"),
         (accumulate_no_zero_grad, primer.NO_ZERO_GRAD, "they accumulated"),
         (accumulate_zero_grad_in_loop, "before the loop over micro-batches", "the last micro"),
+        (
+            accumulate_counts_nonzero_targets,
+            "a token id of 0 is a real token",
+            "divided by 47, but these micro-batches hold 48 real tokens",
+        ),
     ],
 )
 def test_accumulate_step_rejects_mistakes_with_their_hint(answer, hint, words):

@@ -545,7 +545,33 @@ class _TrainStep:
         return call[0].numel()
 
     @staticmethod
-    def evidence(*_):
+    def evidence(k, got, expected, model_before, call):
+        tokens, targets = call
+        batch, seq = tokens.shape
+        c = _scale(got, expected)
+        common = math.isfinite(c) and _close(got, {n: c * g for n, g in expected.items()})
+        for size, axis, other in (
+            (batch, "sequences of the batch", "positions"),
+            (seq, "positions of each sequence", "sequences"),
+        ):
+            if common and size != batch * seq and math.isclose(c, size, rel_tol=1e-3):
+                return (
+                    f"In call {k + 1}, the gradients `optimizer.step()` used are {c:.4g} times "
+                    f"those of the mean loss: {size} = the number of {axis}. The loss was summed over "
+                    f"the {axis} and averaged over the {other}.",
+                    SUM_REDUCTION,
+                )
+        logits, _ = model_before(tokens)
+        probs = logits.softmax(-1).flatten(0, 1)
+        variant = _grads_of(model_before, F.cross_entropy(probs, targets.flatten()))
+        if _close(got, variant):
+            return (
+                f"In call {k + 1}, the gradients `optimizer.step()` used are those of "
+                "`F.cross_entropy` applied to softmax probabilities, not to the logits.",
+                "`F.cross_entropy` takes the raw logits and applies log-softmax itself: give it "
+                "`logits`, not `logits.softmax(-1)` (a second softmax flattens the "
+                "probabilities and their gradients).",
+            )
         return None
 
 
@@ -1554,6 +1580,20 @@ class _AccumulateStep:
                 f"the whole batch's mean: {n} real tokens over {positions} positions. The "
                 "padding was counted.",
                 PADDING_COUNTED,
+            )
+        implied = n / c if math.isfinite(c) and c > 0 else math.nan
+        if (
+            math.isfinite(implied)
+            and abs(implied - round(implied)) < 1e-3 * implied
+            and round(implied) not in (n, 1)
+            and _close(got, {a: c * g for a, g in expected.items()})
+        ):
+            return (
+                f"In call {k + 1}, the gradients `optimizer.step()` used are {c:.4g} times the "
+                f"whole batch's mean: the summed loss was divided by {round(implied)}, but "
+                f"these micro-batches hold {n} real tokens (targets other than -100).",
+                "count the real tokens as `(targets != -100).sum()` over all micro-batches "
+                "(a token id of 0 is a real token), and divide the summed loss by that N.",
             )
         return None
 
