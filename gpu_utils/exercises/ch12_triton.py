@@ -400,7 +400,8 @@ def _layernorm_case(rng, rows, cols, kind="", row_stride=None):
     label = f"x {rows}x{cols}, BLOCK_SIZE={block}"
     if kind == "constant":
         base[1] = 0.75
-        label += ", row 1 constant"
+        base[2] = 0.75 + rng.uniform(-1e-3, 1e-3, size=stride)  # variance 3e-7, below eps
+        label += ", row 1 constant"  # the label is quoted by the lab's executed outputs
     elif kind == "offset":
         base = (100.0 + rng.uniform(-0.5, 0.5, size=(rows, stride))).astype(np.float32)
         label += ", values near 100 (spread 1)"
@@ -468,6 +469,18 @@ def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
     x64 = x.astype(np.float64)
     centred = x64 - x64.mean(axis=1, keepdims=True)
     std = np.sqrt(x64.var(axis=1, keepdims=True) + EPS)
+    for outside in (np.sqrt(x64.var(axis=1, keepdims=True)) + EPS, x64.std(axis=1, keepdims=True)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = (centred / outside * w + b).astype(np.float32)
+        if (
+            _close(got[np.isfinite(y)], y[np.isfinite(y)], rtol=1e-4, atol=1e-4)
+            and (~np.isfinite(y)).sum() == (~np.isfinite(got)).sum()
+        ):
+            return (
+                "eps must be added to the variance inside the square root, "
+                "`1 / tl.sqrt(var + eps)`: the rows whose variance is near or below eps "
+                "(here a row of spread 0.002) show the difference."
+            )
     if _close(got, (centred * std * w + b).astype(np.float32), rtol=1e-4, atol=1e-4):
         return (
             "you multiply by sqrt(var + eps) instead of dividing by it: "
@@ -506,7 +519,9 @@ def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
     if cause == "one_pass":
         return (
             "your output is what a variance computed as E[x^2] - E[x]^2 in float32 gives: "
-            "with values near 100 the two terms cancel; use the mean of (x - mean)^2."
+            "where the values (here near "
+            f"{float(np.median(x)):.3g}) are large against their spread, the two terms "
+            "cancel; use the mean of (x - mean)^2."
         )
     if kind == "offset":
         return (
