@@ -545,6 +545,26 @@ def _foreign_stride(tensor: str, call, strides: dict[str, set[str]], tensors) ->
     return None
 
 
+def foreign_strides(function, names: Sequence[str]) -> list[tuple[int, str, str, str, str]]:
+    """Every load or store whose pointer into one tensor is built with another tensor's stride
+    argument, read from the source through the kernel's assignments: (line, tensor, stride,
+    that stride's tensor, the tensor's own stride or ""). Empty when the source is unreadable."""
+    tensors = [n for n in names if n.endswith("_ptr")]
+    pointers = _provenance(function, set(tensors))
+    strides = _provenance(function, {n for n in names if "stride" in n})
+    found = []
+    for call in _accesses(function):
+        words = set(re.findall(r"[A-Za-z_]\w*", call.pointer))
+        origins = set().union(*(pointers.get(w, set()) for w in words)) if words else set()
+        if len(origins) != 1:
+            continue
+        (tensor,) = origins
+        foreign = _foreign_stride(tensor, call, strides, tensors)
+        if foreign:
+            found.append((call.first, tensor, *foreign))
+    return found
+
+
 def _line_spans(spans, derived, filename, call) -> list:
     """The tensors the access on the learner's current line may touch: the one pointer argument
     its names (those of the call's pointer, when the call is known) derive from, when there is
@@ -682,7 +702,11 @@ _INTERNAL = re.compile(r"(/[^\s'\"]*site-packages/[^\s'\"]*|<[^>]*object at 0x[0
 def explain(error: BaseException, filename: str) -> LaunchError:
     """Explain an exception raised by a launch of the learner's kernel."""
     cause = _cause(error)
-    if isinstance(cause, OutOfBounds) and getattr(cause, "gap", None):
+    if (
+        isinstance(cause, OutOfBounds)
+        and getattr(cause, "gap", None)
+        and not getattr(cause, "foreign", None)
+    ):
         stride, length = cause.gap
         return LaunchError(
             "out_of_bounds",
@@ -959,6 +983,16 @@ def triton_exercise(
         mismatch = compare(case, args)
         if mismatch is None:
             return None
+        foreign = foreign_strides(function, names)
+        if foreign and not mismatch.unwritten.all():
+            line, tensor, stride, owner, mine = foreign[0]
+            return failed(
+                id,
+                f"With {case.label}: {mismatch.describe()}",
+                f"line {line} builds the pointers into `{tensor}` with `{stride}`, the stride "
+                f"of `{owner}`: each tensor has its own layout"
+                + (f"; use `{mine}` for `{tensor}`." if mine else "."),
+            )
         if mismatch.unwritten.all():
             return failed(
                 id,
@@ -1018,6 +1052,7 @@ __all__ = [
     "TritonCase",
     "compile_problem",
     "explain",
+    "foreign_strides",
     "guarded",
     "jit_function",
     "kernel_function",

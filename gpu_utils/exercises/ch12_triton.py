@@ -887,7 +887,17 @@ def _flash_np(
     return out.astype(np.float32)
 
 
-def _attention_case(rng, seq, dim, bm, bn, causal, negative=False):
+def _padded_rows(array: np.ndarray, pad: int):
+    """``array`` as a view into a buffer whose rows are ``pad`` elements longer: a tensor whose
+    row stride differs from its row length (0: a contiguous tensor)."""
+    if not pad:
+        return _tensor(array)
+    buffer = np.zeros((array.shape[0], array.shape[1] + pad), dtype=array.dtype)
+    buffer[:, : array.shape[1]] = array
+    return _tensor(buffer)[:, : array.shape[1]]
+
+
+def _attention_case(rng, seq, dim, bm, bn, causal, negative=False, pads=(0, 0, 0)):
     q, k, v = (rng.standard_normal((seq, dim)).astype(np.float16) for _ in range(3))
     label = f"seq_len={seq}, HEAD_DIM={dim}, blocks {bm}x{bn}, CAUSAL={causal}"
     if negative:  # every score near -150: exp(s - 0) is 0 in float32
@@ -904,14 +914,14 @@ def _attention_case(rng, seq, dim, bm, bn, causal, negative=False):
         grid=(_cdiv(seq, bm),),
         args={
             "q_ptr": _tensor(q),
-            "k_ptr": _tensor(k),
-            "v_ptr": _tensor(v),
-            "o_ptr": _nan(seq, dim),
+            "k_ptr": _padded_rows(k, pads[0]),
+            "v_ptr": _padded_rows(v, pads[1]),
+            "o_ptr": _padded_rows(np.full((seq, dim), np.nan, np.float32), pads[2]),
             "seq_len": seq,
             "stride_q": dim,
-            "stride_k": dim,
-            "stride_v": dim,
-            "stride_o": dim,
+            "stride_k": dim + pads[0],
+            "stride_v": dim + pads[1],
+            "stride_o": dim + pads[2],
             "sm_scale": scale,
         },
         outputs=("o_ptr",),
@@ -926,7 +936,7 @@ def _attention_case(rng, seq, dim, bm, bn, causal, negative=False):
 def _attention_cases(rng: np.random.Generator) -> list[TritonCase]:
     return [
         _attention_case(rng, 64, 16, 16, 16, True),
-        _attention_case(rng, 50, 32, 16, 32, False),
+        _attention_case(rng, 50, 32, 16, 32, False, pads=(8, 16, 24)),  # four row strides
         _attention_case(rng, 45, 16, 32, 16, True),
         _attention_case(rng, 40, 16, 16, 16, False, negative=True),
     ]
@@ -1212,7 +1222,7 @@ def _cross_entropy_np(h, w, target, block, mistake=""):
     return (lse - picked)[:, 0].astype(np.float32)
 
 
-def _cross_entropy_case(rng, rows, vocab, hidden, bm, bv, kind=""):
+def _cross_entropy_case(rng, rows, vocab, hidden, bm, bv, kind="", pads=(0, 0)):
     h = rng.standard_normal((rows, hidden)).astype(np.float16)
     w = (rng.standard_normal((vocab, hidden)) / math.sqrt(hidden)).astype(np.float16)
     label = f"n_rows={rows}, vocab={vocab}, HIDDEN={hidden}, BLOCK_M={bm}, BLOCK_V={bv}"
@@ -1232,14 +1242,14 @@ def _cross_entropy_case(rng, rows, vocab, hidden, bm, bv, kind=""):
         label=label,
         grid=(_cdiv(rows, bm),),
         args={
-            "h_ptr": _tensor(h),
-            "w_ptr": _tensor(w),
+            "h_ptr": _padded_rows(h, pads[0]),
+            "w_ptr": _padded_rows(w, pads[1]),
             "target_ptr": _tensor(target),
             "loss_ptr": _nan(rows),
             "n_rows": rows,
             "vocab": vocab,
-            "stride_h": hidden,
-            "stride_w": hidden,
+            "stride_h": hidden + pads[0],
+            "stride_w": hidden + pads[1],
         },
         outputs=("loss_ptr",),
         expected={"loss_ptr": _tensor(expected)},
@@ -1253,7 +1263,7 @@ def _cross_entropy_case(rng, rows, vocab, hidden, bm, bv, kind=""):
 def _cross_entropy_cases(rng: np.random.Generator) -> list[TritonCase]:
     return [
         _cross_entropy_case(rng, 40, 300, 32, 16, 64),
-        _cross_entropy_case(rng, 16, 128, 16, 16, 64),
+        _cross_entropy_case(rng, 16, 128, 16, 16, 64, pads=(8, 16)),  # two row strides
         _cross_entropy_case(rng, 23, 100, 16, 16, 32, "large"),
         _cross_entropy_case(rng, 20, 100, 16, 16, 32, "negative"),
     ]

@@ -823,6 +823,12 @@ ANSWERS["triton_flash_attention"] = [
         edit(ATTENTION, ("acc = acc * alpha[:, None] + tl.dot", "acc = acc + tl.dot")),
     ),
     wrong(
+        "v_addressed_with_the_k_stride",
+        "pointer",
+        ("built with `stride_k`, the stride of `k_ptr`", "use `stride_v`"),
+        edit(ATTENTION, ("offs_n[:, None] * stride_v", "offs_n[:, None] * stride_k")),
+    ),
+    wrong(
         "future_scores_zeroed",
         "formula",
         ("are 0, not -inf",),
@@ -971,6 +977,12 @@ ANSWERS["triton_cross_entropy"] = [
         "formula",
         ("not rescaled", "tl.exp(m - m_new)"),
         edit(CROSS_ENTROPY, ("s = s * tl.exp(m - m_new) + ", "s = s + ")),
+    ),
+    wrong(
+        "w_addressed_with_the_h_stride",
+        "pointer",
+        ("built with `stride_h`, the stride of `h_ptr`", "use `stride_w`"),
+        edit(CROSS_ENTROPY, ("cols[:, None] * stride_w", "cols[:, None] * stride_h")),
     ),
     wrong(
         "logits_rounded_to_float16",
