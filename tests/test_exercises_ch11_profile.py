@@ -354,6 +354,58 @@ def train_accumulated(text, steps):
     return losses
 
 
+def train_tiny_micro_batches(text, steps):
+    """A full batch per step, gathered from forwards of SMALL_BATCH windows (held-out kind)."""
+    model = capstone_profile.build_model()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=capstone_profile.LR, foreach=True)
+    data, generator = T.encode(text), torch.Generator().manual_seed(3)
+    micro = capstone_profile.BATCH // capstone_profile.SMALL_BATCH
+    losses = []
+    for _ in range(steps):
+        total = torch.zeros(())
+        for _ in range(micro):
+            x, y = T.get_batch(
+                data, capstone_profile.SMALL_BATCH, capstone_profile.SEQ_LEN, generator
+            )
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                _, loss = model(x, y)
+            (loss / micro).backward()
+            total += loss.detach() / micro
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(total)
+    return torch.stack(losses).tolist()
+
+
+def train_cleared_before_step(text, steps):
+    """zero_grad between backward and step: every step sees empty gradients."""
+    model = capstone_profile.build_model()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=capstone_profile.LR, fused=True)
+    data, generator = T.encode(text), torch.Generator().manual_seed(4)
+    losses = []
+    for _ in range(steps):
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.zero_grad()
+        optimizer.step()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+
+
+def test_fix_evidence_from_forwards_and_gradients():
+    """Issue 30.7 (held-out tune half): accumulating tiny forwards is the small batch still
+    (and the check stops after one step instead of running them all); gradients cleared
+    before the step are named from the gradients the first step saw."""
+    message = run(FIX, train_tiny_micro_batches).message
+    assert "A forward pass of your script saw only 64 tokens" in message, message
+    assert "512 tokens reached the first optimizer step" in message, message
+    assert "the check stopped after that step" in message, message
+    message = run(FIX, train_cleared_before_step).message
+    assert "every gradient was empty" in message and "zero_grad between" in message, message
+
+
 @pytest.mark.parametrize(
     "answer",
     [make_train(), train_fused_window_loader, train_accumulated, make_train(evaluate=True)],

@@ -304,6 +304,11 @@ register(
 # --- 2. the fix ------------------------------------------------------------------------------
 
 
+class _Enough(BaseException):
+    """Raised from an optimizer step's hook once the evidence is in: ends the learner's run
+    (a BaseException, so that the learner's `except Exception` does not swallow it)."""
+
+
 class _Probes(_SyncCounter):
     """While active: host synchronisations (with the optimizer steps done at the time), model and
     block forwards, tokens per optimizer step, linear layers' output dtypes, optimizers stepped,
@@ -314,6 +319,7 @@ class _Probes(_SyncCounter):
         self.synced: list[int] = []  # optimizer steps done when each synchronisation happened
         self.steps = 0
         self.tokens: list[int] = []  # tokens seen by the model before each optimizer step
+        self.forwards: list[int] = []  # tokens of each training forward pass
         self.pending = 0
         self.models = self.blocks = self.tokenised = self.recomputed = 0
         self.dtypes: collections.Counter = collections.Counter()
@@ -342,6 +348,7 @@ class _Probes(_SyncCounter):
         elif vocab and args and isinstance(args[0], torch.Tensor):
             self.models += 1
             self.pending += args[0].numel()
+            self.forwards.append(args[0].numel())
         elif not vocab:
             self.blocks += 1
 
@@ -395,6 +402,12 @@ class _Probes(_SyncCounter):
                 p.detach().clone() for g in optimizer.param_groups for p in g["params"]
             ]
         self.steps += 1
+        batch = cp.BATCH * cp.SEQ_LEN
+        if self.pending >= batch and self.forwards and min(self.forwards) < batch:
+            # a full batch gathered from forwards too small to keep a processor busy: one
+            # step shows it, and many small forwards can outrun the check's time
+            self.tokens.append(self.pending)
+            raise _Enough
         self.tokens.append(self.pending)
         self.pending = 0
         self.optimizers[id(optimizer)] = optimizer
@@ -446,10 +459,26 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
     if (problem := _not_callable(exercise_id, answer)) is not None:
         return problem
     probes = _Probes()
+    stopped = False
     with probes:
-        value, problem = _call(exercise_id, answer, _text(), FIX_STEPS)
+        try:
+            value, problem = _call(exercise_id, answer, _text(), FIX_STEPS)
+        except _Enough:
+            value, problem, stopped = None, None, True
     if problem is not None:
         return problem
+    if stopped:
+        fewest = min(probes.forwards)
+        return failed(
+            exercise_id,
+            f"A forward pass of your script saw only {fewest} tokens ({fewest // cp.SEQ_LEN} "
+            f"windows of {cp.SEQ_LEN}), and {probes.tokens[0]} tokens reached the first "
+            "optimizer step: each forward is far too small to keep a processor busy, "
+            "however many are accumulated (the check stopped after that step).",
+            f"run each forward pass on the script's batch, capstone_profile.BATCH = {cp.BATCH} "
+            f"windows ({cp.BATCH * cp.SEQ_LEN} tokens), or more; accumulate micro-batches only "
+            "where one such batch does not fit.",
+        )
     if probes.steps == 0:
         return failed(
             exercise_id,
@@ -523,8 +552,7 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
                 f"an optimizer step saw only {fewest} tokens ({fewest // cp.SEQ_LEN} windows of "
                 f"{cp.SEQ_LEN})",
                 f"train with the script's batch, capstone_profile.BATCH = {cp.BATCH} windows "
-                f"({cp.BATCH * cp.SEQ_LEN} tokens per step), or more; accumulate micro-batches "
-                "where a batch does not fit.",
+                f"({cp.BATCH * cp.SEQ_LEN} tokens per step), or more, in each forward pass.",
             )
         )
     loops = [
@@ -572,6 +600,16 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
             " ".join(f"({i}) {h}" for i, (_, h) in enumerate(found, 1)),
         )
     change = probes.changed()
+    grads = [g for key in probes.first_grads for g in probes.first_grads[key]]
+    if change == 0.0 and all(g is None or not bool(g.any()) for g in grads):
+        return failed(
+            exercise_id,
+            f"The optimizer took {FIX_STEPS} steps but no weight changed: when its first "
+            "`step()` ran, every gradient was empty (None or zero).",
+            "keep the order forward, `loss.backward()`, `optimizer.step()`, and clear the "
+            "gradients (`optimizer.zero_grad()`) only after the step or before the forward: "
+            "a zero_grad between backward and step throws this step's gradients away.",
+        )
     if change == 0.0:
         return failed(
             exercise_id,
