@@ -201,6 +201,16 @@ DIAGNOSE_MISTAKES = {
         lambda prof: set(),
         [PRESENT["loader"], PRESENT["fp32"], PRESENT["recompute"]],
     ),
+    "same_names_for_any_profile": (
+        lambda prof: {"host_sync", "fp32", "small_batch"},
+        [
+            "does not depend on the profile",
+            PRESENT["loader"],
+            PRESENT["recompute"],
+            ABSENT["host_sync"],
+            ABSENT["small_batch"],
+        ],
+    ),
     "one_string": (lambda prof: "loader", ["returned one string"]),
     "unknown_name": (lambda prof: {"slow_dataloader"}, ["is not a name of a problem"]),
     "numbers_not_names": (lambda prof: [1, 2], ["values, not names"]),

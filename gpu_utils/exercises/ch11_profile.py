@@ -256,6 +256,10 @@ def _run_diagnose(exercise_id: str, answer) -> CheckResult:
         if named == kinds:
             continue
         evidence = _evidence(kinds)
+        others = [k for k in SCRIPTS if k != kinds]
+        value2, problem2 = _call(exercise_id, answer, _profile(others[0]))
+        named2 = _names(exercise_id, value2)[0] if problem2 is None else None
+        same = named2 == named
         missed = [k for k in cp.KINDS if k in kinds - named]
         wrong = [k for k in cp.KINDS if k in named - kinds]
         what = (
@@ -263,6 +267,16 @@ def _run_diagnose(exercise_id: str, answer) -> CheckResult:
             f"diagnose returned {_listed(named) or 'nothing'}."
         )
         hints = []
+        if same:  # the two scripts share no problem: one answer cannot fit both
+            what = (
+                f"Your diagnose returned {_listed(named) or 'nothing'} for the profiles of both "
+                "scripts, which have no planted problem in common: its answer does not depend "
+                f"on the profile it is given. On script {number} of {len(SCRIPTS)}:"
+            )
+            hints.append(
+                "read every name from `prof`, the profile passed in (`prof.events()`, "
+                "`prof.key_averages()`: counts, shapes, dtypes)."
+            )
         if missed:
             what += f" It missed {_listed(missed)}."
             hints += [f'"{k}" is there: {evidence[k]}' for k in missed]
