@@ -441,8 +441,10 @@ def nearest_candidate(
 
     For mistakes that change rounding rather than the formula (a float16 cast, a one-pass
     variance in float32), the checker's candidate reproduces the answer only approximately:
-    a candidate wins when its largest distance to ``got`` is at most ``factor`` times that of
-    ``want`` and it is the nearest of all candidates. NaN distances disqualify.
+    a candidate wins when its mean distance to ``got`` is at most ``factor`` times that of
+    ``want`` and it is the nearest of all candidates (the mean, not the largest distance: an
+    element rounded the other way at a tie must not outweigh all the others). NaN distances
+    disqualify.
     """
     got = np.asarray(got, dtype=np.float64)
 
@@ -452,7 +454,7 @@ def nearest_candidate(
             return np.inf
         with np.errstate(invalid="ignore", over="ignore"):
             d = np.abs(got - pattern)
-        return float(d.max()) if d.size and np.isfinite(d).all() else np.inf
+        return float(d.mean()) if d.size and np.isfinite(d).all() else np.inf
 
     reference = distance(want)
     scored = sorted((distance(p), name) for name, p in candidates.items())

@@ -68,6 +68,23 @@ def _nonfinite(mismatch: Mismatch) -> bool:
     return bool(bad.any())
 
 
+def _relation(case: TritonCase, mismatch: Mismatch) -> str:
+    """A sentence on how the wrong values relate to the right ones, when ``_evidence`` finds a
+    relation that says something (a factor, an offset, a shift, another row's values); ""
+    otherwise."""
+    relation = ev.find_relation(
+        mismatch.got,
+        mismatch.expected,
+        rtol=case.rtol,
+        atol=case.atol,
+        poisoned=mismatch.unwritten,
+    )
+    if relation is None or relation.kind in ("unwritten", "nonfinite", "candidate"):
+        return ""
+    where = " (on the wrong elements)" if relation.subset else ""
+    return f" Observed: {relation.describe()}{where}."
+
+
 def _tail_only(case: TritonCase, mismatch: Mismatch, columns: int | None = None) -> bool:
     """Only the last, partial block is wrong (along the last axis when 2-D)."""
     bad = mismatch.wrong | mismatch.unwritten
@@ -345,7 +362,7 @@ def _softmax_hint(case: TritonCase, mismatch: Mismatch) -> str:
         "check the two passes against chapter 05's online softmax: m starts at -inf, "
         "s = s * exp(m_old - m_new) + sum(exp(x - m_new)) over the blocks, then "
         "out = exp(x - m) / s for each block."
-    )
+    ) + _relation(case, mismatch)
 
 
 register(
@@ -538,7 +555,7 @@ def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
     return (
         "compute, for the row: mean = sum(x) / n_cols; var = sum((x - mean)^2) / n_cols over the "
         "real columns only; y = (x - mean) / sqrt(var + eps) * w + b."
-    )
+    ) + _relation(case, mismatch)
 
 
 register(
@@ -722,7 +739,7 @@ def _matmul_observed(case: TritonCase, mismatch: Mismatch) -> str:
         f"{said}. Check the tile's rows `pid_m * BLOCK_M + tl.arange(0, BLOCK_M)` and columns "
         "`pid_n * BLOCK_N + tl.arange(0, BLOCK_N)`, the K loop (a_ptrs += BLOCK_K * stride_ak, "
         "b_ptrs += BLOCK_K * stride_bk, loads masked with `offs_k < K - k`) and the store's mask."
-    )
+    ) + _relation(case, mismatch)
 
 
 def _matmul_hint(case: TritonCase, mismatch: Mismatch) -> str:
@@ -1121,7 +1138,7 @@ def _attention_observed(case: TritonCase, mismatch: Mismatch) -> str:
         "Check each step: s = q @ k^T * sm_scale (masked with -inf), m_new = max(m_i, "
         "rowmax(s)), p = exp(s - m_new), alpha = exp(m_i - m_new), l_i = l_i * alpha + "
         "rowsum(p), acc = acc * alpha + p @ v; o = acc / l_i."
-    )
+    ) + _relation(case, mismatch)
 
 
 def _attention_hint(case: TritonCase, mismatch: Mismatch) -> str:
@@ -1355,7 +1372,7 @@ def _cross_entropy_observed(case: TritonCase, mismatch: Mismatch) -> str:
         "(float32), -inf past vocab; m_new = max(m, rowmax); s = s * exp(m - m_new) + "
         "rowsum(exp(logits - m_new)); the target's logit where the global column equals "
         "target; finally loss = m + log(s) - target_logit."
-    )
+    ) + _relation(case, mismatch)
 
 
 def _cross_entropy_hint(case: TritonCase, mismatch: Mismatch) -> str:

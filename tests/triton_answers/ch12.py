@@ -388,6 +388,12 @@ ANSWERS["triton_softmax"] = [
         edit(SOFTMAX, ("s = s * tl.exp(m - m_new)", "s = s * tl.exp(m_new - m)")),
     ),
     wrong(
+        "output_doubled",
+        "formula",
+        ("Observed: the wrong values are the right ones times 2.",),
+        edit(SOFTMAX, ("tl.exp(x - m) / s, mask=mask", "2 * tl.exp(x - m) / s, mask=mask")),
+    ),
+    wrong(
         "statistics_of_the_first_block_only",
         "formula",
         ("first BLOCK_SIZE columns only",),
