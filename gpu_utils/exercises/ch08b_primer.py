@@ -13,11 +13,18 @@ both pass (chapter 09 does the first, chapter 11 the second); the loss comes bac
 number, as the exercise asks (a tensor is refused with the reason).
 
 ``primer_block_forward`` compares the learner's forward with ``Block.forward`` on blocks whose
-parameters are random (so that a missing LayerNorm or bias shows), several shapes. Probes decide
-the hints: an output equal to a known variant (post-LN, no residual, no 1/sqrt(d_head) scale,
-ReLU, heads split or merged without a transpose...) names it; otherwise a change to the last token
-that moves every earlier output is a missing causal mask, and one that moves only some of them
-is a mask that hides too little or heads and positions mixed up (both named).
+parameters are random (so that a missing LayerNorm or bias shows), several shapes. A wrong output
+is first described by evidence, gathered as data (:class:`BlockEvidence`) before any hint is
+chosen: whether two identical calls differ (dropout left on); the input of each of the block's
+weights, however it is used (module, ``F.linear``, ``F.layer_norm``, ``u @ W.T``), compared
+stage by stage with the block's, so the first wrong stage is named; which earlier positions (or
+other sequences) move when only the last token of one sequence changes, at each stage and at the
+output; whether a one-position sequence is wrong (no mask, scale or softmax axis can matter
+there); probes with the attention's projection zeroed or every value vector equal (do a query's
+weights sum to 1?); and the factor on q k^T that reproduces the output, fitted. An output equal
+to a known variant (post-LN, no residual, ReLU, heads merged without a transpose...) is named as
+a complement; where the evidence does not single out a cause, the message says what was
+observed and what to check.
 """
 
 from __future__ import annotations
