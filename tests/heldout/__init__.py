@@ -62,7 +62,8 @@ def submitted(answer: Blind, namespace: dict | None = None):
 def leaks(message: str) -> bool:
     """A traceback, a course path or a private name reached the learner's message."""
     return any(
-        s in message for s in ("Traceback", "gpu_utils/", "/work/", "site-packages", "_worker")
+        s in message
+        for s in ("Traceback", "gpu_utils/", "/work/", "site-packages", "_worker.py", "._worker")
     )
 
 
