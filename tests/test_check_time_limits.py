@@ -95,3 +95,49 @@ def test_one_operation_that_holds_the_interpreter_is_stopped_from_the_notebook_s
     assert "One operation of your code ran for more than 3 s" in result.message, result.message
     assert "Traceback" not in result.message
     assert gu.exercises.check(EXERCISE, lambda: 6912 * 1.0).attempted  # a new worker answers
+
+
+def _replies(*steps):
+    """A worker's side of the pipe that sends ``(delay, message)`` steps from a thread."""
+    import multiprocessing
+    import threading
+
+    receiving, sending = multiprocessing.Pipe(duplex=False)
+
+    def send():
+        for delay, message in steps:
+            time.sleep(delay)
+            try:
+                sending.send(message)
+            except OSError:  # the test has its answer and closed its end
+                return
+
+    threading.Thread(target=send, daemon=True).start()
+    return receiving
+
+
+def test_the_backstop_counts_from_the_learners_code_not_the_workers_start(monkeypatch):
+    """A slow start (imports, a kernel's calibration) is not the learner's time: the backstop
+    of 1 s here starts at the first 'alive', sent 1.5 s after the request."""
+    monkeypatch.setattr(_isolation, "STARTUP", 5.0)
+    verdict = (True, "ok", "x", "", 1.0)
+    pipe = _replies((1.5, ("alive",)), (0.5, verdict))
+    assert _isolation._reply(pipe, 1.0) == verdict
+    # ... but the learner's own time is held to it: no verdict 1 s after the start
+    pipe = _replies((0.2, ("alive",)), (2.0, verdict))
+    assert _isolation._reply(pipe, 1.0) is None
+
+
+def test_a_worker_that_never_reaches_the_learners_code_is_told_apart(monkeypatch):
+    monkeypatch.setattr(_isolation, "STARTUP", 1.0)
+    assert isinstance(_isolation._reply(_replies((3.0, ("alive",))), 0.5), _isolation._NotStarted)
+
+
+def test_compiling_for_a_gpu_holds_the_backstop_back(monkeypatch):
+    """The course's own PTX compilation (bounded by _compiles.TIMEOUT) is not the learner's
+    time either: each 'compiling' beat keeps the deadline COMPILE_SLACK s ahead."""
+    monkeypatch.setattr(_isolation, "COMPILE_SLACK", 1.0)
+    verdict = (True, "ok", "x", "", 1.0)
+    beats = [(0.4, ("compiling",))] * 6  # 2.4 s of compiling against a backstop of 1 s
+    pipe = _replies((0.0, ("alive",)), *beats, (0.2, verdict))
+    assert _isolation._reply(pipe, 1.0) == verdict

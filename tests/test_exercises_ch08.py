@@ -412,7 +412,12 @@ def gather_rank_zero_returns_early(chunk, rank, world_size):
     "answer, words, not_words",
     [
         (gather_receives_from_the_right, "none was sending", "every rank sends first"),
-        (gather_loop_never_advances, "inside the loop", "every rank sends first"),
+        # a live loop (the ranks keep exchanging) or, stopped at a wait, the loop around it
+        (
+            gather_loop_never_advances,
+            ("inside the loop", "never ends on rank"),
+            "every rank sends first",
+        ),
         (gather_rank_zero_returns_early, "already returned", "crashed"),
     ],
 )
@@ -420,7 +425,8 @@ def test_stuck_rings_are_told_apart(monkeypatch, answer, words, not_words):
     monkeypatch.setattr(ch08_collectives, "RUN_TIMEOUT", 6.0)
     result = run("ring_all_gather", answer)
     assert not result.passed
-    assert words in result.message, result.message
+    words = (words,) if isinstance(words, str) else words
+    assert any(word in result.message for word in words), result.message
     assert not_words not in result.message, result.message
 
 

@@ -22,6 +22,13 @@ WALL_FACTOR = 3.0
 #: Seconds the worker's watchdog may go without a word while a check runs (it reports every
 #: second): longer, and one operation holds the interpreter, which nothing inside can stop.
 SILENT = 15.0
+#: Seconds the parent's deadline stays ahead of a worker that reports it is compiling a kernel
+#: for a GPU (``_compiles``, which gives up after its own ``TIMEOUT``): a first compilation on
+#: a busy machine (numba's import, NVVM) may take longer than the whole backstop.
+COMPILE_SLACK = 10.0
+#: Seconds a check's process may take to reach the learner's code: its start (numba, torch),
+#: the chapter's checker and, for a kernel, one timed run of the reference solution.
+STARTUP = 120.0
 
 _workers: dict[str, tuple[subprocess.Popen, Connection, Connection]] = {}
 _lock = threading.Lock()
@@ -81,6 +88,16 @@ def run_isolated(
                 "size, then run the check again.",
                 exercise_id,
             )
+        if isinstance(reply, _NotStarted):
+            _stop(mode)
+            return CheckResult(
+                False,
+                f"{exercise_id}: the check could not start: the checker's process was still "
+                f"getting ready after {STARTUP:g} s, before running any of your code. The "
+                "machine is probably very busy.\nHint: run the check again; if this repeats, "
+                "restart the notebook's kernel.",
+                exercise_id,
+            )
         if isinstance(reply, _Silent):
             _stop(mode)
             return _silent_result(exercise_id, reply)
@@ -99,6 +116,10 @@ def run_isolated(
         return CheckResult(*reply[:5])
 
 
+class _NotStarted:
+    """The worker did not reach the learner's code within ``STARTUP`` s."""
+
+
 class _Silent(tuple):
     """The worker's watchdog fell silent while the learner's code ran: (seconds, line, source)
     of the line it last reported, or (seconds,) when it had not reached the learner's code."""
@@ -112,18 +133,26 @@ def _reply(from_worker: Connection, timeout: float, heed_silence: bool = True):
     (``heed_silence`` False): on numba's simulator up to 1,024 threads share the interpreter
     with the watchdog, which a busy machine can keep silent that long (a clean-clone run saw a
     correct ch05 check stopped so)."""
-    deadline = time.monotonic() + timeout
-    beat, where = None, ()
+    # the backstop counts from the watched check's start: the worker's own start-up, the
+    # chapter's import and a kernel's calibration run before it (and run no learner code), and
+    # on a busy machine they once took most of a kernel check's 90 s in a CI run
+    deadline = time.monotonic() + max(timeout, STARTUP)
+    beat, where, started = None, (), False
     while True:
         now = time.monotonic()
         if now >= deadline:
-            return None
+            return None if started else _NotStarted()
         if heed_silence and beat is not None and now - beat > SILENT:
             return _Silent((now - beat, *where))
         if not from_worker.poll(min(1.0, deadline - now)):
             continue
         reply = from_worker.recv()
+        if reply and reply[0] == "compiling":  # not the learner's time: push the deadline
+            beat, deadline = time.monotonic(), max(deadline, time.monotonic() + COMPILE_SLACK)
+            continue
         if reply and reply[0] == "alive":
+            if not started:
+                started, deadline = True, time.monotonic() + timeout
             beat, where = time.monotonic(), reply[1:] or where
             continue
         return reply

@@ -394,7 +394,9 @@ def _watch(results, exercise_id, limit, lock, finished, files, call_limit) -> No
             with lock:
                 if finished.is_set():
                     return
-                results.send(("alive", *_where(files, me)))
+                # while the course compiles for a GPU (bounded by _compiles.TIMEOUT), the
+                # parent holds its own deadline back: a cold compiler on a busy machine is slow
+                results.send(("compiling",) if _compiling() else ("alive", *_where(files, me)))
         if call_limit:
             new_calls = {}
             for thread, frame in _outermost_calls(files, me).items():
