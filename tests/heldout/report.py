@@ -23,7 +23,7 @@ from heldout import submitted, verdict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("lab", help="a module of tests/heldout, e.g. lab10_planner")
-    parser.add_argument("--half", choices=("tune", "held", "both"), default="tune")
+    parser.add_argument("--half", choices=("tune", "held", "held2", "both"), default="tune")
     parser.add_argument("--name", nargs="*", default=None, help="only these answers")
     parser.add_argument("--source", action="store_true", help="print each answer's source too")
     args = parser.parse_args()
