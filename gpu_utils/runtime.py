@@ -28,7 +28,11 @@ Triton 3.6's interpreter (the CUDA 12 lock's and Colab's Triton) turns a one-ele
 index with ``int()`` of a one-dimensional array, which NumPy 2.4 refuses; a second import hook
 gives it Triton 3.7's ``squeeze()`` once its interpreter loads (:func:`patch_triton_index`).
 
-This module depends on nothing else in the package (the banner lives in :mod:`gpu_utils.device`,
+The same hook guards every launch in the interpreter (:func:`patch_triton_launch`): an access
+outside the launch's tensors raises :class:`LaunchOutOfBounds` instead of crashing the process.
+
+At import this module depends on nothing else in the package (the guard imports the checkers'
+engine when a kernel is launched; the banner lives in :mod:`gpu_utils.device`,
 and the package's ``__init__`` sets up the simulator's warp intrinsics once the mode is known).
 """
 
@@ -264,9 +268,88 @@ class AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             sys.meta_path.insert(0, cls(name, then))
 
 
+class LaunchOutOfBounds(IndexError):
+    """A direct launch in Triton's interpreter that loaded or stored outside its tensors."""
+
+
+def _guard_active(interpreter) -> bool:
+    """True while a checker's ``guarded`` block already checks this launch's accesses."""
+    return "create_masked_load" in vars(interpreter.interpreter_builder)
+
+
+def _bfloat16_names(names, values) -> list[str]:
+    return [
+        n
+        for n, v in zip(names, values, strict=True)
+        if str(getattr(v, "dtype", "")) == "torch.bfloat16"
+    ]
+
+
+def patch_triton_launch(interpreter) -> bool:
+    """Check every launch in Triton's interpreter as the checkers' ``check()`` does.
+
+    Triton's interpreter turns each load and store into a numpy access at the address the
+    pointers hold, unchecked: an unmasked load past a tensor's end reads this process's memory,
+    and crashed the notebook's kernel in 3 of 3 runs of 20 launches (issue 27). Here every
+    ``kernel[grid](...)`` runs inside :func:`gpu_utils.exercises._triton.guarded`, which checks
+    each ``tl.load``/``tl.store``/atomic against the launch's tensors before it happens, and an
+    access outside them raises :class:`LaunchOutOfBounds` naming the tensor, the offsets, the
+    program and the kernel's line. Launches inside a checker (already guarded) run as they are.
+    A launch with bfloat16 tensors warns: the interpreter's ``tl.dot`` does not support them
+    (triton-lang/triton#11584). Returns True when it patched."""
+    executor = getattr(interpreter, "InterpretedFunction", None)
+    original = getattr(executor, "run", None)
+    if original is None or getattr(original, "gpu_course_patched", False):
+        return False
+    import inspect
+
+    def run(self, *args, grid, warmup, **kwargs):
+        __tracebackhide__ = True  # IPython leaves this frame out of a learner's traceback
+        if warmup or _guard_active(interpreter):
+            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        from gpu_utils.exercises._triton import OutOfBounds, guarded
+
+        parameters = inspect.signature(self.fn).parameters
+        named = {k: v for k, v in kwargs.items() if k in parameters}
+        try:
+            bound = inspect.signature(self.fn).bind_partial(*args, **named).arguments
+        except TypeError:  # a wrong call: Triton's own message says what is missing
+            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        bf16 = _bfloat16_names(list(bound), list(bound.values()))
+        if bf16:
+            warnings.warn(
+                f"`{'`, `'.join(bf16)}` {'is' if len(bf16) == 1 else 'are'} bfloat16: Triton's "
+                "interpreter does not support bfloat16 in tl.dot (triton-lang/triton#11584), so "
+                "a kernel that multiplies them gives wrong numbers here; use float16 or float32 "
+                "in simulator mode.",
+                stacklevel=3,
+            )
+        error = None
+        try:
+            with guarded(dict(bound), list(bound), self.fn):
+                return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        except Exception as raised:
+            cause = raised
+            while not isinstance(cause, OutOfBounds) and cause.__cause__ is not None:
+                cause = cause.__cause__
+            if not isinstance(cause, OutOfBounds):
+                raise
+            error = cause
+        raise LaunchOutOfBounds(
+            error.text.replace("The checker stopped", "The course stopped")
+            + "\nGive the access a mask, e.g. `mask=offsets < n`, and launch again."
+        ) from None
+
+    run.gpu_course_patched = True
+    run.__wrapped__ = original
+    executor.run = run
+    return True
+
+
 def _adapt_triton(module) -> None:
     try:
         patch_triton_index(module)
+        patch_triton_launch(module)
     except Exception as error:  # never break an import
         warnings.warn(f"gpu_utils could not adapt Triton's interpreter: {error}", stacklevel=2)
 
