@@ -175,6 +175,8 @@ INDEX: dict[str, tuple[str, str]] = {
     "capstone_profile_diagnose": ("ch11_profile", "11_training_in_practice"),
     "capstone_profile_fix": ("ch11_profile", "11_training_in_practice"),
     "triton_vector_add": ("ch12_triton", "12_triton"),
+    "triton_outer_add": ("ch12_triton_ramp", "12_triton"),
+    "triton_row_sum": ("ch12_triton_ramp", "12_triton"),
     "triton_softmax": ("ch12_triton", "12_triton"),
     "triton_layernorm": ("ch12_triton", "12_triton"),
     "triton_matmul": ("ch12_triton", "12_triton"),
