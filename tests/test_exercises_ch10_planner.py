@@ -57,6 +57,10 @@ def memory_answer(mistake: str = ""):
         options = dict(dropout_masks=False, attention="eager" if mistake == "eager" else "flash")
         if mistake == "library_defaults":  # eager attention and dropout masks
             options = {}
+        kept = recompute
+        if mistake in ("scores_kept", "scores_kept_dropout"):  # eager, scores kept when selective
+            options = dict(dropout_masks=mistake == "scores_kept_dropout", attention="eager")
+            kept = "none" if recompute == "selective" else recompute
         # no sequence parallelism at all, or only where layers keep their activations (a
         # recomputed layer's input still split over t)
         no_sp = mistake == "no_sequence_parallel" or (
@@ -69,7 +73,7 @@ def memory_answer(mistake: str = ""):
             LLAMA.heads,
             tp=split,
             sequence_parallel=split > 1 and not no_sp,
-            recompute=recompute,
+            recompute=kept,
             **options,
         )
         if pp == 1:
@@ -187,7 +191,8 @@ def step_answer(mistake: str = "", latency: bool = False):
         if pp > 1:
             link = h100.network_bandwidth if tp * pp > 8 else h100.nvlink_bandwidth
             pp_time = (v * m + pp - 2) * 2 * act / tp / link
-        grads = 2 * LLAMA.params / (tp * pp)
+        split = {"dp_whole_model": 1, "dp_not_tp": pp, "dp_not_pp": tp}.get(mistake, tp * pp)
+        grads = 2 * LLAMA.params / split
         per_node = max(1, min(dp, 8 // (tp * pp)))
         buckets = math.ceil(LLAMA.params / (tp * pp) / max(40e6, 1e6 * dp))
         if zero == 2 and mistake != "zero2_once":
@@ -326,12 +331,18 @@ def test_memory_correct_answers_pass(answer):
         "library_defaults",
         "no_sequence_parallel",
         "no_sequence_parallel_kept",
+        "scores_kept",
+        "scores_kept_dropout",
     ],
 )
 def test_memory_mistakes_fail_with_their_own_hint(mistake):
     result = run("planner_memory_prediction", memory_answer(mistake))
     assert not result.passed
-    names = {"library_defaults": "eager", "no_sequence_parallel_kept": "no_sequence_parallel"}
+    names = {
+        "library_defaults": "eager",
+        "no_sequence_parallel_kept": "no_sequence_parallel",
+        "scores_kept_dropout": "scores_kept",
+    }
     mistake = names.get(mistake, mistake)
     assert "yours" in result.message and "the planner's" in result.message
     only_hint(result.message, C.MEMORY_HINTS, mistake)
@@ -437,6 +448,9 @@ def test_step_correct_answers_pass(answer):
         "not_divided",
         "tp_forward_only",
         "causal",
+        "dp_whole_model",
+        "dp_not_tp",
+        "dp_not_pp",
     ],
 )
 @pytest.mark.parametrize("latency", [True, False], ids=["latency", "bandwidth"])
@@ -851,3 +865,19 @@ def test_in_flight_chunks_is_the_schedules_own(p, m, v):
         return
     schedule = gu.pipeline.one_f_one_b(p, m) if v == 1 else gu.pipeline.interleaved(p, m, v)
     assert P.in_flight_chunks(p, m, v) == gu.pipeline.in_flight(schedule)[0]
+
+
+def test_a_term_the_planner_does_not_count_is_named_by_its_bytes():
+    """Eager attention's scores kept on layers with selective recomputation: the answer is the
+    planner's plus 2 bytes per s x s score of every layer kept, whatever else it counts; an
+    unknown count of bytes per score names no cause."""
+    result = run("planner_memory_prediction", memory_answer("scores_kept"))
+    assert "plus 2 bytes for each of the a s x s attention scores" in result.message
+
+    def odd_count(layout):  # 3 bytes per score
+        right = memory_answer()(layout)
+        return right + 1.5 * (memory_answer("scores_kept")(layout) - right)
+
+    result = run("planner_memory_prediction", odd_count)
+    assert not result.passed and "bytes for each of" not in result.message, result.message
+    assert C.MEMORY_HINTS["scores_kept"] not in result.message

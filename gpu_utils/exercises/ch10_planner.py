@@ -546,6 +546,9 @@ def quantities(layout: dict) -> dict[str, float]:
         return memory.activation_bytes_per_layer(mod.seq_len, b, mod.hidden, mod.heads, **kw)
 
     beta, plain = x.bubble, (pp - 1) / (m + pp - 1)
+    # the a s x s attention scores of one layer and micro-batch (heads split over t), 1 byte
+    # each, over the bytes the planner keeps per layer: 0 where the layer is fully recomputed
+    scores = mod.heads * mod.seq_len**2 * b / tp / per_layer() if recompute != "full" else 0.0
     return {
         "dp": dp,
         "tp": tp,
@@ -556,6 +559,8 @@ def quantities(layout: dict) -> dict[str, float]:
         "bubble": beta,
         "passes": 6 if recompute == "full" else 4,
         "no_recompute": per_layer(recompute="none") / per_layer(),
+        "scores": scores,
+        "scores_unless_selective": scores if recompute == "none" else 0.0,
         "eager": per_layer(attention="eager") / per_layer(),
         "dropout": per_layer(dropout_masks=True) / per_layer(),
         # gu.memory.activation_bytes_per_layer's defaults: eager attention, dropout masks
@@ -582,6 +587,12 @@ def quantities(layout: dict) -> dict[str, float]:
 
 
 WHOLE = "whole figure"
+#: Terms the planner does not count, that an answer may add (Relation.added): the a s x s
+#: attention scores of every layer and micro-batch the first stage keeps, 1 byte each, on
+#: layers that are not fully recomputed, or only on those not recomputed at all (eager
+#: attention with selective recomputation, which recomputes the scores, as gu.memory counts it).
+SCORES = "s x s attention scores"
+SCORES_EAGER = "s x s attention scores without selective recomputation"
 
 
 def memory_terms(layout: dict) -> dict[str, float]:
@@ -591,7 +602,8 @@ def memory_terms(layout: dict) -> dict[str, float]:
     x = evaluate(layout)
     part = {k: value / GIB for k, value in x.memory_breakdown.items()}
     w, g, o = part["parameters"], part["gradients"], part["optimizer"]
-    zero = quantities(layout)["zero"]
+    q = quantities(layout)
+    zero = q["zero"]
     sharded = (o if zero >= 1 else 0.0) + (g if zero >= 2 else 0.0) + (w if zero >= 3 else 0.0)
     return {
         WHOLE: x.memory_per_gpu / GIB,
@@ -604,6 +616,10 @@ def memory_terms(layout: dict) -> dict[str, float]:
         "model states ZeRO keeps whole": w + g + o - sharded,
         "activations": part["activations"],
         "ZeRO-3 gathered layers": part["zero3_gathered"],
+        # not in the planner's figure (flash attention keeps no s x s scores): an answer may
+        # add them, some bytes each (Relation.added)
+        SCORES: part["activations"] * q["scores"],
+        SCORES_EAGER: part["activations"] * q["scores_unless_selective"],
     }
 
 
@@ -639,6 +655,9 @@ class Relation:
     label: str
     factor: Callable[[dict], float] | None = None
     variant: str = ""
+    #: ``term`` is not in the planner's figure: the answer is the planner's plus ``term`` taken
+    #: a known constant times (a fitted constant is kept only when it is a known one)
+    added: bool = False
 
 
 @dataclass(frozen=True)
@@ -735,18 +754,21 @@ def _contribution_fit(
     or None when it does not reproduce every layout within ``fit_tol``."""
     right = [terms[WHOLE] for _, terms in facts]
     share = [terms[relation.term] for _, terms in facts]
+    shift = 0 if relation.added else 1  # an added term: the planner counts it 0 times
     if relation.factor is None:
         implied = [
-            1 + (y - r) / d for y, r, d in zip(yours, right, share, strict=True) if d > 0.02 * r
+            shift + (y - r) / d for y, r, d in zip(yours, right, share, strict=True) if d > 0.02 * r
         ]
         if not implied:
             return None
         constant = statistics.median(implied)
+        if relation.added and _known_cause(known, relation.term, constant) is None:
+            return None  # an added term is named only for a count whose cause is known
         factors = [constant] * len(facts)
     else:
         constant = None
         factors = [relation.factor(q) for q, _ in facts]
-    made = [r + (f - 1) * d for r, d, f in zip(right, share, factors, strict=True)]
+    made = [r + (f - shift) * d for r, d, f in zip(right, share, factors, strict=True)]
     if any(p <= 0 for p in made) or any(y <= 0 for y in yours):
         return None
     if not all(_close(p, y, fit_tol) for p, y in zip(made, yours, strict=True)):
@@ -799,9 +821,12 @@ class Figure:
         """The relations that say something on one layout alone: those with a factor of their
         own and the known constants (a fitted constant fits any one figure)."""
         fixed = [r for r in self.relations if r.factor is not None]
+        added = {r.term for r in self.relations if r.added}
         for term, values in self.known.items():
             for value, name in values:
-                fixed.append(Relation(term, f"x {value:.3g}", lambda q, v=value: v, name))
+                fixed.append(
+                    Relation(term, f"x {value:.3g}", lambda q, v=value: v, name, term in added)
+                )
         return fixed
 
 
@@ -962,11 +987,15 @@ def hint_from(figure: Figure, evidence: Evidence) -> str:
             if n > len(figure.panel)
             else ("on this layout" if n == 1 else f"on all {n} layouts")
         )
-        seen = f"yours equal the planner's figures with its {term} {fit.how} {where}"
+        change = f"with its {term} {fit.how}"
+        if fit.relation.added:  # a term the planner does not count: how many bytes of it
+            count = fit.factor if fit.factor is not None else fit.relation.factor({})
+            change = f"plus {count:.3g} {figure.term_hints[term]}"
+        seen = f"yours equal the planner's figures {change} {where}"
         if evidence.unit_mistake:
             factor = dict((n_, v) for v, n_ in figure.known[WHOLE])[evidence.unit_mistake]
             seen = (
-                f"yours are {factor:.4g} times the planner's figures with its {term} {fit.how} "
+                f"yours are {factor:.4g} times the planner's figures {change} "
                 f"{where}: two mistakes. First, {figure.hints[evidence.unit_mistake]} Second"
             )
         if fit.variant:
@@ -1138,6 +1167,8 @@ MEMORY_RELATIONS = (
         "as_1f1b",
     ),
     Relation("ZeRO-3 gathered layers", "x tp", lambda q: q["tp"], "gathered_not_split"),
+    Relation(SCORES, "x a known count of bytes", added=True),
+    Relation(SCORES_EAGER, "x a known count of bytes", added=True),
 )
 #: Constant factors whose cause is known, per term.
 MEMORY_KNOWN = {
@@ -1153,6 +1184,10 @@ MEMORY_KNOWN = {
     "weights and gradients": ((2, "fp32_weights"),),
     "activations": ((0, "no_activations"), (2, "fp32_activations")),
     "ZeRO-3 gathered layers": ((0, "no_gathered"),),
+    # bytes per score: the bf16 softmax output (2), in fp32 (4), with dropout's mask and output
+    # (5, Korthikanti et al. 2022's 5as^2b)
+    SCORES: ((2, "scores_kept"), (4, "scores_kept"), (5, "scores_kept")),
+    SCORES_EAGER: ((2, "eager"), (4, "eager"), (5, "eager")),
 }
 
 MEMORY_HINTS = {
@@ -1273,6 +1308,14 @@ MEMORY_HINTS = {
         'attention="flash" in gu.memory.activation_bytes_per_layer (and Llama has no dropout: '
         "dropout_masks=False)."
     ),
+    "scores_kept": (
+        "the s x s attention scores kept, even on layers with selective recomputation. The "
+        "planner counts a fused (flash) attention, which never stores them: "
+        "its backward recomputes them from Q, K and V and one fp32 log-sum-exp per head and "
+        'token (4 a s b / t bytes a layer), attention="flash" in '
+        "gu.memory.activation_bytes_per_layer (and Llama has no dropout: dropout_masks=False); "
+        "even eager attention's scores are recomputed, not kept, with selective recomputation."
+    ),
     "no_gathered": (
         "ZeRO-3 also holds the full bf16 weights of the layers it has gathered: the planner "
         "counts two layers, 2 x 2 x 12 h^2 / t bytes."
@@ -1315,6 +1358,17 @@ MEMORY_TERM_HINTS = {
         "chunks of L/(p v) layers)."
     ),
     "ZeRO-3 gathered layers": "two gathered layers with ZeRO-3, 2 x 2 x LLAMA.layer_params / t.",
+    # added terms: the phrase after "yours equal the planner's figures plus <bytes>"
+    SCORES: (
+        "bytes for each of the a s x s attention scores of every layer and micro-batch in flight "
+        "that is not fully recomputed (a s^2 b / t scores a layer: a term growing with s^2 "
+        "where the planner's activations grow with s)"
+    ),
+    SCORES_EAGER: (
+        "bytes for each of the a s x s attention scores of every layer and micro-batch in flight "
+        "that is not recomputed (a s^2 b / t scores a layer: a term growing with s^2 where the "
+        "planner's activations grow with s)"
+    ),
 }
 MEMORY_SETTING_TERMS = {
     "the ZeRO stage": (
@@ -1462,6 +1516,14 @@ STEP_RELATIONS = (
         lambda q: 2 / (q["m"] + 1) if q["zero"] == 2 else 1.0,
         "zero2_once",
     ),
+    Relation(
+        "data-parallel traffic",
+        "x (tp x pp)",
+        lambda q: q["tp"] * q["pp"],
+        "dp_whole_model",
+    ),
+    Relation("data-parallel traffic", "x tp", lambda q: q["tp"], "dp_not_tp"),
+    Relation("data-parallel traffic", "x pp", lambda q: q["pp"], "dp_not_pp"),
     Relation("bubble", "x (1 - bubble)", lambda q: 1 - q["bubble"], "bubble_times"),
     Relation("bubble", "as without interleaving", lambda q: q["no_interleave"], "no_interleave"),
 )
@@ -1561,6 +1623,21 @@ STEP_HINTS = {
     "fp32_grads": (
         "the gradients data parallelism moves are bf16, 2 bytes per parameter held (ZeRO's "
         "count), not fp32's 4."
+    ),
+    "dp_whole_model": (
+        "a data-parallel group reduces only the gradients of the parameters its GPUs hold, "
+        "2 bytes x params / (tp x pp), not the whole model's: the other tp x pp - 1 shares are "
+        "reduced at the same time by the other data-parallel groups (one per tensor- and "
+        "pipeline-parallel rank)."
+    ),
+    "dp_not_tp": (
+        "tensor parallelism splits every layer's matrices over the t GPUs, so each GPU holds "
+        "and reduces over its data-parallel group only params / (tp x pp) gradients, "
+        "2 bytes each."
+    ),
+    "dp_not_pp": (
+        "each pipeline stage holds only its L/p layers, so its data-parallel group reduces only "
+        "their gradients: params / (tp x pp), 2 bytes each, per GPU."
     ),
     "milliseconds": "return seconds, not milliseconds.",
     "microseconds": "return seconds, not microseconds.",

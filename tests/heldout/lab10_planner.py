@@ -455,6 +455,7 @@ MEMORY_PREDICTION = [
             "(32 + 4 * LLAMA.heads / h)",
             "(32 + 2 * LLAMA.heads * s / h)",
         ),
+        hints=("2 bytes for each of the a s x s attention scores", 'attention="flash"'),
     ),
     Blind(
         name="no_sequence_parallelism",
@@ -769,6 +770,7 @@ STEP_TIME = [
         source=_slip(
             STEP, "grad_bytes = 2 * LLAMA.params / (tp * pp)", "grad_bytes = 2 * LLAMA.params"
         ),
+        hints=("data-parallel traffic x (tp x pp)", "not the whole model's"),
     ),
     Blind(
         name="compute_shared_by_replica_only",
