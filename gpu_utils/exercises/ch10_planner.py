@@ -554,6 +554,7 @@ def quantities(layout: dict) -> dict[str, float]:
         "tp": tp,
         "pp": pp,
         "m": m,
+        "b": b,
         "zero": layout["zero_stage"] if dp > 1 else 0,
         "in_flight": in_flight,
         "bubble": beta,
@@ -721,6 +722,20 @@ class Evidence:
     #: the answer divided by it
     unit_mistake: str = ""
 
+    def _near(self) -> list[Fit]:
+        best = self.fits[0]
+        near = 2 * best.distance + 0.001 * len(self.layouts)
+        return [f for f in self.fits if f.distance <= near]
+
+    def alternatives(self, fit: Fit) -> list[str]:
+        """For a fit of :data:`SCALINGS` (no cause of its own): how the other fits about as near
+        change the same term, which the layouts tried do not tell apart from it."""
+        if fit.variant or not self.fits:
+            return []
+        return [
+            f.how for f in self._near() if f is not fit and f.relation.term == fit.relation.term
+        ]
+
     def cause(self) -> Fit | None:
         """The fit that names the cause: the nearest, when every fit about as near (within twice
         its distance, plus 0.1% a layout) names the same cause; else None."""
@@ -820,7 +835,9 @@ class Figure:
     def single_layout_relations(self) -> list[Relation]:
         """The relations that say something on one layout alone: those with a factor of their
         own and the known constants (a fitted constant fits any one figure)."""
-        fixed = [r for r in self.relations if r.factor is not None]
+        # not the family of SCALINGS: on one layout some term x some setting gives nearly any
+        # figure, by chance
+        fixed = [r for r in self.relations if r.factor is not None and r.variant]
         added = {r.term for r in self.relations if r.added}
         for term, values in self.known.items():
             for value, name in values:
@@ -988,6 +1005,9 @@ def hint_from(figure: Figure, evidence: Evidence) -> str:
             else ("on this layout" if n == 1 else f"on all {n} layouts")
         )
         change = f"with its {term} {fit.how}"
+        others = evidence.alternatives(fit)
+        if others:  # say so when the layouts do not tell the factor apart
+            change += f" (or {', or '.join(others)}: the layouts tried do not tell these apart)"
         if fit.relation.added:  # a term the planner does not count: how many bytes of it
             count = fit.factor if fit.factor is not None else fit.relation.factor({})
             change = f"plus {count:.3g} {figure.term_hints[term]}"
@@ -1073,6 +1093,51 @@ def _breakdown_hint(figure: Figure, evidence: Evidence, fit_names: list[str]) ->
 
 
 # --- the memory per GPU ---------------------------------------------------------------------
+
+#: What a term may wrongly be taken times or divided by, one setting or two at a time: a
+#: relation of this family names no cause of its own (its hint is what the planner counts for
+#: the term), only what was observed: how the term responds to the layout unlike the planner's.
+MEMORY_SCALED_TERMS = (
+    "bf16 weights",
+    "gradients",
+    "optimizer states",
+    "model states",
+    "activations",
+    "ZeRO-3 gathered layers",
+)
+STEP_SETTING_PARTS = (
+    "compute",
+    "tensor-parallel all-reduces",
+    "bubble",
+    "pipeline sends",
+    "data-parallel traffic",
+)
+SCALINGS = (
+    ("tp", lambda q: q["tp"]),
+    ("pp", lambda q: q["pp"]),
+    ("(tp x pp)", lambda q: q["tp"] * q["pp"]),
+    ("dp", lambda q: q["dp"]),
+    ("m", lambda q: q["m"]),
+    ("the micro-batch size b", lambda q: q["b"]),
+)
+
+
+def scaled(terms: tuple[str, ...], named: tuple[Relation, ...]) -> tuple[Relation, ...]:
+    """``named`` and, for each of ``terms``, the term taken times and divided by each of
+    :data:`SCALINGS` where ``named`` has no such relation (they name no cause: ``variant``
+    empty)."""
+    have = {(r.term, r.label) for r in named}
+    family = []
+    for term in terms:
+        for name, factor in SCALINGS:
+            for label, f in (
+                (f"x {name}", factor),
+                (f"/ {name}", lambda q, factor=factor: 1 / factor(q)),
+            ):
+                if (term, label) not in have:
+                    family.append(Relation(term, label, f))
+    return (*named, *family)
+
 
 MEMORY_RELATIONS = (
     *(
@@ -1170,6 +1235,7 @@ MEMORY_RELATIONS = (
     Relation(SCORES, "x a known count of bytes", added=True),
     Relation(SCORES_EAGER, "x a known count of bytes", added=True),
 )
+MEMORY_RELATIONS = scaled(MEMORY_SCALED_TERMS, MEMORY_RELATIONS)
 #: Constant factors whose cause is known, per term.
 MEMORY_KNOWN = {
     WHOLE: (
@@ -1527,6 +1593,7 @@ STEP_RELATIONS = (
     Relation("bubble", "x (1 - bubble)", lambda q: 1 - q["bubble"], "bubble_times"),
     Relation("bubble", "as without interleaving", lambda q: q["no_interleave"], "no_interleave"),
 )
+STEP_RELATIONS = scaled(STEP_SETTING_PARTS, STEP_RELATIONS)
 STEP_KNOWN = {
     WHOLE: ((1e3, "milliseconds"), (1e6, "microseconds")),
     "compute": ((0.5, "peak"),),

@@ -732,6 +732,7 @@ STEP_TIME = [
         cause="It counts the tensor-parallel all-reduces once per layer per step, but they run "
         "for every one of the m micro-batches.",
         source=_slip(STEP, "(LLAMA.layers / pp) * m * one", "(LLAMA.layers / pp) * one"),
+        hints=("tensor-parallel all-reduces / m", "per micro-batch"),
     ),
     Blind(
         name="tp_all_reduces_of_all_layers",
