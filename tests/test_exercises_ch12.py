@@ -14,6 +14,8 @@ import gpu_utils as gu
 CHAPTER = "12_triton"
 IDS = [
     "triton_vector_add",
+    "triton_outer_add",
+    "triton_row_sum",
     "triton_softmax",
     "triton_layernorm",
     "triton_matmul",
@@ -36,9 +38,12 @@ def test_lab_12_exercises_are_registered_in_order():
 
 
 def test_every_exercise_has_its_corpus():
-    assert set(ch12.ANSWERS) == set(IDS)
-    assert_corpus_shape(ch12.ANSWERS)
-    for exercise_id, table in ch12.ANSWERS.items():  # the reference and 2 alternatives at least
+    from triton_answers import ch12_ramp  # exercises 2 and 3 (tests/test_exercises_ch12_ramp.py)
+
+    answers = {**ch12.ANSWERS, **ch12_ramp.ANSWERS}
+    assert set(answers) == set(IDS) and not set(ch12.ANSWERS) & set(ch12_ramp.ANSWERS)
+    assert_corpus_shape(answers)
+    for exercise_id, table in answers.items():  # the reference and 2 alternatives at least
         assert "reference" in [a.name for a in table], exercise_id
         assert sum(a.kind == CORRECT for a in table) >= 3, exercise_id
 
