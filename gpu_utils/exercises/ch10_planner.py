@@ -1082,6 +1082,8 @@ def _breakdown_hint(figure: Figure, evidence: Evidence, fit_names: list[str]) ->
     parts = " + ".join(f"{k} {value:.3g}" for k, value in terms.items() if value > 0)
     text = f"the planner's {evidence.planner[0]:.3g} {figure.unit} for it are {parts}"
     names = list(dict.fromkeys(n for n in fit_names if n))
+    if "eager" in names and "scores_kept" in names:  # no selective recomputation: the same
+        names.remove("scores_kept")
     if names:
         text += "; each of these mistakes would give your figure: " + "; ".join(
             figure.hints[n] for n in names
