@@ -119,7 +119,7 @@ TIER_TESTS := tests/test_api_compat.py tests/test_doctor.py tests/test_exercises
 	tests/test_exercises_ch03_streams.py tests/test_exercises_ch04.py \
 	tests/test_exercises_ch04_latency.py tests/test_exercises_ch05.py \
 	tests/test_exercises_ch05_attention.py tests/test_exercises_ch06.py \
-	tests/test_exercises_ch12.py tests/test_checker_verdicts.py
+	tests/test_exercises_ch12.py tests/test_exercises_ch12_ramp.py tests/test_checker_verdicts.py
 TIER_PYTEST := -p no:cacheprovider -n 2 --durations=10
 # The tiers install with uv (pinned; in its own small environment): the same pins as pip, in
 # parallel and from uv's cache. Cold, on a 2-core machine, the CUDA 12 set took 1 min 40 s with
