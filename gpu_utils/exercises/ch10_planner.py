@@ -43,7 +43,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .. import flops, memory, parallelism
+from .. import collectives, flops, memory, parallelism, specs
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 
 #: Its own progress row beside "10_model_parallel": lab 10's corpus tests count every code
@@ -546,6 +546,15 @@ def quantities(layout: dict) -> dict[str, float]:
         return memory.activation_bytes_per_layer(mod.seq_len, b, mod.hidden, mod.heads, **kw)
 
     beta, plain = x.bubble, (pp - 1) / (m + pp - 1)
+    # a data-parallel group's GPUs per node, and as many as 8 if its members were packed in
+    # nodes (NVLink inside, the node's 8 NICs across): the same bytes' time, packed / planner's
+    dp_per_node = parallelism._link(dp, tp * pp, JOB["gpus_per_node"])[1]
+    dp_time = {
+        n: collectives.estimate_time("all_reduce", 1e9, dp, gpu=JOB["gpu"], gpus_per_node=n)
+        if dp > 1
+        else 0.0
+        for n in (dp_per_node, min(dp, JOB["gpus_per_node"]))
+    }
     # the a s x s attention scores of one layer and micro-batch (heads split over t), 1 byte
     # each, over the bytes the planner keeps per layer: 0 where the layer is fully recomputed
     scores = mod.heads * mod.seq_len**2 * b / tp / per_layer() if recompute != "full" else 0.0
@@ -584,6 +593,9 @@ def quantities(layout: dict) -> dict[str, float]:
         "params_only": (8 if recompute == "full" else 6) * mod.params / hw,
         # the bubble's seconds without interleaving over the planner's: (p - 1)/(m + p - 1)
         "no_interleave": (plain / (1 - plain)) / (beta / (1 - beta)) if beta > 0 else 1.0,
+        "dp_packed": (
+            dp_time[min(dp, JOB["gpus_per_node"])] / dp_time[dp_per_node] if dp > 1 else 1.0
+        ),
     }
 
 
@@ -594,6 +606,9 @@ WHOLE = "whole figure"
 #: attention with selective recomputation, which recomputes the scores, as gu.memory counts it).
 SCORES = "s x s attention scores"
 SCORES_EAGER = "s x s attention scores without selective recomputation"
+#: Not in the planner's step: what counting m = 256 / b micro-batches per rank (the whole
+#: batch's, dp times too many) adds to it, seconds (Relation.added).
+M_WHOLE_BATCH = "the change with m counted over the whole batch"
 
 
 def memory_terms(layout: dict) -> dict[str, float]:
@@ -632,6 +647,17 @@ def step_terms(layout: dict, latency: bool = True) -> dict[str, float]:
     (``gu.collectives.estimate_time``)."""
     x = evaluate(layout, latency=latency)
     part, keep = x.step_parts, 1 / (1 - x.bubble)
+    # the same layout with dp times the batch and dp times the MFU: the same compute per GPU,
+    # dp times the micro-batches per rank
+    dp = layout["dp"]
+    whole_batch = parallelism.evaluate(
+        model(),
+        cluster(),
+        JOB["global_batch_tokens"] * dp,
+        **layout,
+        **{**framework(layout), "mfu": 0.5 * dp},
+        latency=latency,
+    ).step_time
     c, t = part["compute"] * keep, part["tensor-parallel"] * keep
     return {
         WHOLE: x.step_time,
@@ -642,6 +668,7 @@ def step_terms(layout: dict, latency: bool = True) -> dict[str, float]:
         "pipeline sends": part["pipeline"],
         "data-parallel traffic": part["data-parallel"],
         "communication": t + part["pipeline"] + part["data-parallel"],
+        M_WHOLE_BATCH: whole_batch - x.step_time,
     }
 
 
@@ -751,11 +778,23 @@ class Evidence:
 
 def _known_cause(known: dict, term: str, factor: float) -> tuple[str, float] | None:
     """(the cause, its exact factor) when ``factor`` on ``term`` is one of the ``known``
-    constants (within 3%; 0 within 0.03), else None."""
+    constants (within 3%; 0 within 0.03), else None. Two causes with the same constant are
+    both named, joined by "+" (:func:`hint_text` gives both hints)."""
     for value, name in known.get(term, ()):
         if abs(factor) < 0.03 if value == 0 else abs(math.log(max(factor, 1e-9) / value)) < 0.03:
-            return name, value
+            same = [n for v, n in known[term] if v == value and n != name]
+            return "+".join(dict.fromkeys([name, *same])), value
     return None
+
+
+def hint_text(hints: dict, variant: str) -> str:
+    """The hint of a cause, or of each cause a factor equally fits ("a+b": both, either may be
+    the mistake)."""
+    names = variant.split("+")
+    if len(names) == 1:
+        return hints[variant]
+    texts = [hints[n].rstrip(".") for n in names]
+    return "either " + "; or ".join(texts) + " (the same factor: check which you did)."
 
 
 def _contribution_fit(
@@ -1008,18 +1047,21 @@ def hint_from(figure: Figure, evidence: Evidence) -> str:
         others = evidence.alternatives(fit)
         if others:  # say so when the layouts do not tell the factor apart
             change += f" (or {', or '.join(others)}: the layouts tried do not tell these apart)"
-        if fit.relation.added:  # a term the planner does not count: how many bytes of it
-            count = fit.factor if fit.factor is not None else fit.relation.factor({})
+        if fit.relation.added and term in figure.term_hints:  # a term the planner does not
+            count = fit.factor if fit.factor is not None else fit.relation.factor({})  # count
             change = f"plus {count:.3g} {figure.term_hints[term]}"
+        elif fit.relation.added:  # the planner's figure with a setting miscounted
+            change = fit.relation.label
         seen = f"yours equal the planner's figures {change} {where}"
         if evidence.unit_mistake:
             factor = dict((n_, v) for v, n_ in figure.known[WHOLE])[evidence.unit_mistake]
             seen = (
                 f"yours are {factor:.4g} times the planner's figures {change} "
-                f"{where}: two mistakes. First, {figure.hints[evidence.unit_mistake]} Second"
+                f"{where}: two mistakes. First, {hint_text(figure.hints, evidence.unit_mistake)} "
+                "Second"
             )
         if fit.variant:
-            return f"{seen}: {figure.hints[fit.variant]}"
+            return f"{seen}: {hint_text(figure.hints, fit.variant)}"
         note = ""
         if fit.factor is not None and term in BYTES_PER_PARAMETER:
             count = BYTES_PER_PARAMETER[term]
@@ -1035,7 +1077,7 @@ def hint_from(figure: Figure, evidence: Evidence) -> str:
         for term, factor in evidence.combined:
             named = _known_cause(figure.known, term, factor)
             causes.append(
-                figure.hints[named[0]]
+                hint_text(figure.hints, named[0])
                 if named
                 else f"the planner counts for the {term} {figure.term_hints[term]}"
             )
@@ -1086,7 +1128,7 @@ def _breakdown_hint(figure: Figure, evidence: Evidence, fit_names: list[str]) ->
         names.remove("scores_kept")
     if names:
         text += "; each of these mistakes would give your figure: " + "; ".join(
-            figure.hints[n] for n in names
+            hint_text(figure.hints, n) for n in names
         )
     return text + (
         ". Compare each of your terms with these (your prediction function's check tells "
@@ -1167,6 +1209,25 @@ MEMORY_RELATIONS = (
         "over_all_gpus",
     ),
     Relation("model states ZeRO keeps whole", "/ dp", lambda q: 1 / q["dp"], "all_sharded"),
+    # one term sharded over dp one ZeRO stage too early, or left whole one stage too late (not
+    # the weights under ZeRO-3: on the layouts tried, the same figures as its gathered layers x a
+    # constant)
+    *(
+        Relation(
+            term,
+            f"{label} on ZeRO-{stage} layouts",
+            lambda q, stage=stage, early=label == "/ dp": (
+                (1 / q["dp"] if early else q["dp"]) if q["zero"] == stage else 1.0
+            ),
+            variant,
+        )
+        for term, label, stage, variant in (
+            ("gradients", "/ dp", 1, "grads_zero1"),
+            ("bf16 weights", "/ dp", 2, "weights_zero2"),
+            ("optimizer states", "x dp", 1, "optimizer_zero1"),
+            ("gradients", "x dp", 2, "grads_zero2"),
+        )
+    ),
     Relation(
         "activations",
         "x (micro-batches per rank / micro-batches in flight)",
@@ -1258,7 +1319,25 @@ MEMORY_KNOWN = {
     SCORES_EAGER: ((2, "eager"), (4, "eager"), (5, "eager")),
 }
 
+_STAGES = (
+    "ZeRO-1 shards the optimizer states over dp, ZeRO-2 the gradients too, ZeRO-3 the bf16 "
+    "weights too (ZeRO, sec. 5; gu.memory.model_state_bytes(..., dp=, zero_stage=))"
+)
 MEMORY_HINTS = {
+    "grads_zero1": (
+        "the gradients are sharded one ZeRO stage too early: under ZeRO-1 every rank keeps all "
+        f"the gradients of the parameters it holds, 2 bytes each; {_STAGES}."
+    ),
+    "weights_zero2": (
+        "the bf16 weights are sharded one ZeRO stage too early: under ZeRO-2 every rank keeps "
+        f"all the weights of the parameters it holds, 2 bytes each; {_STAGES}."
+    ),
+    "optimizer_zero1": (
+        f"the optimizer states are left whole under ZeRO-1, the stage that shards them: {_STAGES}."
+    ),
+    "grads_zero2": (
+        f"the gradients are left whole under ZeRO-2, the stage that shards them: {_STAGES}."
+    ),
     "no_optimizer": (
         "the optimizer states are missing: mixed-precision Adam keeps K = 12 bytes per parameter "
         "(fp32 master weights, momentum and variance) beside the 2 + 2 of bf16 weights and "
@@ -1592,17 +1671,45 @@ STEP_RELATIONS = (
     ),
     Relation("data-parallel traffic", "x tp", lambda q: q["tp"], "dp_not_tp"),
     Relation("data-parallel traffic", "x pp", lambda q: q["pp"], "dp_not_pp"),
+    Relation(
+        "data-parallel traffic",
+        "x (2m + 1) / (m + 1) on ZeRO-2 layouts",
+        lambda q: (2 * q["m"] + 1) / (q["m"] + 1) if q["zero"] == 2 else 1.0,
+        "zero2_all_reduce",
+    ),
+    Relation(
+        "data-parallel traffic",
+        "as if each group's GPUs shared nodes (NVLink inside, 8 NICs a node across)",
+        lambda q: q["dp_packed"],
+        "dp_packed",
+    ),
+    Relation(
+        M_WHOLE_BATCH,
+        "as with m = 256 / b micro-batches per rank, dp times the planner's",
+        lambda q: 1.0,
+        "m_whole_batch",
+        added=True,
+    ),
     Relation("bubble", "x (1 - bubble)", lambda q: 1 - q["bubble"], "bubble_times"),
     Relation("bubble", "as without interleaving", lambda q: q["no_interleave"], "no_interleave"),
 )
 STEP_RELATIONS = scaled(STEP_SETTING_PARTS, STEP_RELATIONS)
+_SPEC = specs.get(JOB["gpu"])
+#: NVLink's bandwidth over one NIC's (gu.specs): a term counted over the other link.
+LINK_RATIO = _SPEC.nvlink_bandwidth / _SPEC.network_bandwidth
 STEP_KNOWN = {
     WHOLE: ((1e3, "milliseconds"), (1e6, "microseconds")),
-    "compute": ((0.5, "peak"),),
-    "tensor-parallel all-reduces": ((0, "no_tp"),),
-    "data-parallel traffic": ((0, "no_dp"), (2, "fp32_grads")),
+    # half the planner's compute time: the dense peak without MFU, or twice bf16's peak (FP8)
+    "compute": ((0.5, "peak"), (0.5, "fp8_peak")),
+    "tensor-parallel all-reduces": ((0, "no_tp"), (LINK_RATIO, "link")),
+    "data-parallel traffic": (
+        (0, "no_dp"),
+        (2, "fp32_grads"),
+        (1 / LINK_RATIO, "link"),
+        (LINK_RATIO, "link"),
+    ),
     "bubble": ((0, "no_bubble"),),
-    "pipeline sends": ((0, "no_pp"),),
+    "pipeline sends": ((0, "no_pp"), (1 / LINK_RATIO, "link"), (LINK_RATIO, "link")),
     "communication": ((0, "no_comm"),),
 }
 STEP_HINTS = {
@@ -1618,6 +1725,40 @@ STEP_HINTS = {
         "as at the GPU's dense peak: the planner assumes the matmuls reach MFU = 0.5 of it "
         "(gu.flops.peak_flops x 0.5), with 6N + 12 L h s FLOPs per token (8N + 16 L h s with "
         "full recompute)."
+    ),
+    "fp8_peak": (
+        "as at a peak twice bf16's, FP8's (gu.flops.peak_flops(gpu, \"fp8\")): the job's "
+        "matmuls run in bf16, so MFU = 0.5 applies to the bf16 dense peak "
+        f"({flops.peak_flops(JOB['gpu']) / 1e12:.0f} TFLOP/s)."
+    ),
+    "zero2_all_reduce": (
+        "ZeRO-2 reduce-scatters the gradients on every micro-batch (each rank keeps only its "
+        "shard), half an all-reduce's traffic, (n - 1)/n of the 2 bytes per parameter held "
+        "rather than 2 (n - 1)/n, then all-gathers the new weights once: (m + 1) x 2 bytes per "
+        "parameter held per step, not 2m + 1 (gu.collectives)."
+    ),
+    "dp_packed": (
+        "ranks are laid out TP innermost, then PP, then DP (Megatron-LM), so a data-parallel "
+        "group's GPUs are tp x pp apart: with tp x pp >= 8 it has one GPU per node, and its "
+        "collectives run over that GPU's own NIC "
+        f"({_SPEC.network_bandwidth / 1e9:.0f} GB/s, 1/{LINK_RATIO:.0f} of NVLink's "
+        f"{_SPEC.nvlink_bandwidth / 1e9:.0f} GB/s), not over NVLink inside a node and a "
+        "node's 8 NICs across (gpus_per_node in gu.collectives.estimate_time: the group's GPUs "
+        "per node)."
+    ),
+    "link": (
+        f"x {LINK_RATIO:.0f} or / {LINK_RATIO:.0f} is NVLink's bandwidth over one NIC's "
+        f"({_SPEC.nvlink_bandwidth / 1e9:.0f} / {_SPEC.network_bandwidth / 1e9:.0f} GB/s, "
+        "gu.specs): that term runs over the other link in the planner. Tensor-parallel "
+        "all-reduces stay inside a node (NVLink); pipeline sends cross nodes when tp x pp > 8; "
+        "a data-parallel group's GPUs are tp x pp apart, so with tp x pp >= 8 it has one GPU "
+        "per node and runs over that GPU's own NIC."
+    ),
+    "m_whole_batch": (
+        "m is the number of micro-batches of one data-parallel rank, 256 / (dp x b): counted "
+        "over the whole batch, 256 / b, it is dp times too large, which multiplies the "
+        "tensor-parallel all-reduces, the pipeline sends (and ZeRO-2's reduce-scatters) by dp "
+        "and shrinks the bubble (p - 1)/(v m + p - 1)."
     ),
     "forward_only": (
         "that counts the forward pass only, 2N FLOPs per token: the backward pass costs twice "
