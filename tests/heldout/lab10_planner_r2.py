@@ -431,6 +431,7 @@ ANSWERS += [
             "ZeRO-1 shards only the optimizer states over dp; the gradients stay whole on "
             "every rank (17.6 GB for TP 8) until ZeRO-2 shards them too."
         ),
+        hints=("gradients / dp on ZeRO-1 layouts", "one ZeRO stage too early"),
         source=memory_variant(
             "states = gu.memory.model_state_bytes(LLAMA.params / (tp * pp), dp=dp, zero_stage=zero)",
             "# ZeRO-1 partitions the optimizer step, so each rank keeps the gradients it steps\n"
@@ -693,6 +694,7 @@ ANSWERS += [
             "GPU per node and its collectives run over each GPU's own 400 Gb/s NIC, not NVLink "
             "plus eight NICs per node."
         ),
+        hints=("one GPU per node", "own NIC"),
         source=step_variant(
             (
                 "where = dict(gpu=gpu, gpus_per_node=per_node)",
@@ -709,6 +711,7 @@ ANSWERS += [
             "The job's matmuls run in bf16, so MFU applies to the bf16 dense peak (990 "
             "TFLOP/s), not the FP8 one: its compute time is half the planner's."
         ),
+        hints=("compute x 0.5", "dense peak", "FP8"),
         source=step_variant(
             (
                 "compute = per_token * BATCH_TOKENS / n / (0.5 * gu.flops.peak_flops(gpu))",
@@ -725,6 +728,7 @@ ANSWERS += [
             "ZeRO-2 reduce-scatters the gradients on every micro-batch (each rank keeps only its "
             "shard), half an all-reduce's traffic; it counts a full all-reduce per micro-batch."
         ),
+        hints=("on ZeRO-2 layouts", "half an all-reduce's traffic"),
         source=step_variant(
             (
                 'scatter = gu.collectives.estimate_time("reduce_scatter", grads, dp, **where)',
@@ -742,6 +746,7 @@ ANSWERS += [
             "counts the whole batch's 256 / b, so it runs dp times too many tensor-parallel "
             "all-reduces and pipeline sends and shrinks the bubble."
         ),
+        hints=("m = 256 / b micro-batches per rank", "dp times too large"),
         source=step_variant(
             (
                 "m = BATCH_TOKENS // LLAMA.seq_len // (dp * b)",
