@@ -22,9 +22,19 @@ PYTEST_NB := $(BIN)/pytest -p no:cacheprovider -n 2 --dist loadfile --durations=
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
 .PHONY: lab test test-gpu benchmarks gpu-check unit notebooks lint format labs labs-check execute \
-	doctor lock lock-check slides clean test-cu12 test-colab tiers-ci
+	doctor lock lock-check slides clean test-cu12 test-colab tiers-ci python-check
 
-$(BIN)/python:
+# The pinned NumPy 2.4.6 needs Python 3.11 or newer (its Requires-Python); an older Python is told
+# so here, before pip fails on it.
+python-check:
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
+		echo "The course needs Python 3.11 or newer (its pinned packages do); '$(PYTHON)' is" \
+			"$$($(PYTHON) --version 2>/dev/null || echo 'not found')."; \
+		echo "Install Python 3.11, 3.12 or 3.13 (your system's packages, pyenv, or" \
+			"'uv python install 3.11'), then run make again with it, e.g. 'make lab PYTHON=python3.11'."; \
+		exit 1; }
+
+$(BIN)/python: | python-check
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 

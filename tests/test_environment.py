@@ -55,6 +55,72 @@ def test_python_version_agrees():
     assert "python=3.11" in env["dependencies"]
 
 
+def _minimum_python() -> tuple[int, int]:
+    import tomllib
+
+    spec = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    found = re.fullmatch(r">=\s*(\d+)\.(\d+)", spec.strip())
+    assert found, f"requires-python {spec!r} is not a plain lower bound"
+    return int(found[1]), int(found[2])
+
+
+def test_every_locked_package_installs_on_the_oldest_python_the_course_claims():
+    """README and pyproject name the oldest Python; each pinned package's own Requires-Python
+    (read from the installed distributions of this environment, which CI builds from the lock)
+    must admit it: NumPy 2.4.6 needs 3.11, and the course once claimed 3.10."""
+    from importlib import metadata
+
+    from packaging.specifiers import SpecifierSet
+
+    oldest = "{}.{}".format(*_minimum_python())
+    pins = _pins("requirements/course.txt")
+    refused = []
+    for name in pins:
+        try:
+            requires = metadata.metadata(name).get("Requires-Python")
+        except metadata.PackageNotFoundError:
+            continue
+        if requires and not SpecifierSet(requires).contains(f"{oldest}.99"):
+            refused.append(f"{name} ({requires})")
+    assert not refused, f"pinned packages that refuse Python {oldest}: {refused}"
+    readme = (ROOT / "README.md").read_text()
+    assert f"Python {oldest} or newer" in readme
+
+
+def test_make_refuses_an_older_python_with_what_to_do(tmp_path):
+    import subprocess
+
+    major, minor = _minimum_python()
+    old = tmp_path / "python3"
+    old.write_text(
+        f'#!/bin/sh\nif [ "$1" = --version ]; then echo "Python {major}.{minor - 1}.9"; exit 0; fi\n'
+        "exit 1\n"  # `python -c 'sys.exit(sys.version_info < ...)'` on the old Python
+    )
+    old.chmod(0o755)
+    run = subprocess.run(
+        ["make", "-s", "python-check", f"PYTHON={old}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode != 0
+    assert f"needs Python {major}.{minor} or newer" in run.stdout, run.stdout
+    assert f"Python {major}.{minor - 1}.9" in run.stdout and "PYTHON=python3." in run.stdout
+    import sys
+
+    ok = subprocess.run(
+        ["make", "-s", "python-check", f"PYTHON={sys.executable}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    makefile = (ROOT / "Makefile").read_text()
+    assert f"sys.version_info < ({major}, {minor})" in makefile
+
+
 # The CUDA 12 set (requirements/course-cu12.txt): same pins as course.txt except the CUDA packages.
 CUDA_SPECIFIC = re.compile(r"^(cuda-(?!pathfinder)|cupy-|nvidia-|torch$|triton$|numba-cuda$)")
 
