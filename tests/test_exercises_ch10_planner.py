@@ -307,6 +307,30 @@ def test_every_relation_with_a_cause_has_a_hint_and_is_told_apart():
             assert term in figure.term_hints and all(name in figure.hints for _, name in known)
 
 
+def test_a_known_constant_names_its_cause_and_any_other_with_the_same_constant():
+    """A term taken a known constant times gets that cause's hint; where two causes share the
+    constant (compute x 0.5: the dense peak without MFU, or FP8's peak) both are named; x 9 or
+    / 9 on a communication term is NVLink's bandwidth over a NIC's (gu.specs), named as such."""
+    spec = gu.specs.get(GPU)
+    assert spec.nvlink_bandwidth / spec.network_bandwidth == pytest.approx(C.LINK_RATIO)
+    for term, known in C.STEP_KNOWN.items():
+        for value, name in known:
+            if term == C.WHOLE or value == 0:
+                continue
+
+            def answer(layout, term=term, value=value):
+                terms = C.step_terms(layout, latency=False)
+                return terms[C.WHOLE] + (value - 1) * terms[term]
+
+            values = [answer(layout) for layout in C.STEP_PANEL]
+            evidence = C.gather_evidence(C.STEP, list(C.STEP_PANEL), values, answer)
+            fit = evidence.cause()
+            assert fit is not None and name in fit.variant.split("+"), (term, value, fit)
+            twins = [n for v, n in known if v == value]
+            hint = C.hint_from(C.STEP, evidence)
+            assert all(C.STEP_HINTS[n].rstrip(".") in hint for n in twins), hint
+
+
 # --- planner_memory_prediction ------------------------------------------------------------
 
 
