@@ -1473,7 +1473,10 @@ MEMORY_HINTS = {
     "bytes": "return GiB (bytes / 2**30), not bytes.",
 }
 MEMORY_TERM_HINTS = {
-    WHOLE: "every term so: a unit (GiB = bytes / 2**30) or a constant of every term.",
+    WHOLE: (
+        "each term in GiB (bytes / 2**30): a factor on the whole figure is a unit or a constant "
+        "that multiplies every term."
+    ),
     "bf16 weights": (
         "2 bytes per parameter this GPU holds, params / (tp x pp), divided by dp only with ZeRO-3."
     ),
@@ -1853,7 +1856,10 @@ STEP_HINTS = {
     "microseconds": "return seconds, not microseconds.",
 }
 STEP_TERM_HINTS = {
-    WHOLE: "every term so: a unit (seconds) or a constant of every term.",
+    WHOLE: (
+        "each term in seconds: a factor on the whole figure is a unit or a constant that "
+        "multiplies every term."
+    ),
     "compute": (
         "hardware FLOPs per token (gu.flops.hardware_flops_per_token with the layout's recompute "
         "and flash attention) x 2**21 tokens / (256 GPUs x peak x MFU 0.5), divided by "
