@@ -464,9 +464,25 @@ def _out_of_bounds(spans, filename, access, addresses, itemsize, program, call) 
         masked = bool(re.search(r"\bmask\s*=", source)) or _positional_mask(source)
     error = OutOfBounds(text, line, source, masked, span.name)
     error.gap = locals().get("gap")
+    error.per_program = _per_program(span, offsets, program)
     error.access = access
     error.unbounded = call.unbounded if call is not None else ()
     return error
+
+
+def _per_program(span: _Span, offsets: np.ndarray, program) -> tuple[int, ...] | None:
+    """(program index p, first, last offset) when a 1-D tensor of n elements was read by
+    program p >= 1 (the others 0) at offsets inside [p * n, (p + 1) * n): the tensor offset
+    by the program's row as if it held one row per program, not one vector shared by all."""
+    if len(span.sizes) != 1 or not offsets.size:
+        return None
+    ids = [int(i) for i in program]
+    if not ids or ids[0] < 1 or any(ids[1:]):
+        return None
+    n, first, last = span.sizes[0], int(offsets.min()), int(offsets.max())
+    if n > 1 and ids[0] * n <= first and last < (ids[0] + 1) * n:
+        return ids[0], first, last, n
+    return None
 
 
 def _positional_mask(source: str) -> bool:
@@ -729,6 +745,15 @@ def explain(error: BaseException, filename: str) -> LaunchError:
                 f"the pointers into `{cause.tensor}` are built with `{stride}`, the stride of "
                 f"`{owner}`: each tensor has its own layout"
                 + (f"; use `{mine}` for `{cause.tensor}`." if mine else ".")
+            )
+        elif getattr(cause, "per_program", None) and not store:
+            p, first, last, n = cause.per_program
+            hint = (
+                f"program {p} read `{cause.tensor}` ({n} elements) at offsets {first} to {last}, "
+                f"inside [{p} * {n}, {p + 1} * {n}): its pointer moves by {n} elements per "
+                f"program, as if `{cause.tensor}` held one row per program. It is one vector "
+                f"shared by every row: index it by the column only, `{cause.tensor} + cols`, "
+                "without the row's offset (program 0 reads the right elements by chance)."
             )
         elif cause.masked and unbounded:
             names = " and ".join(f"`{n}`" for n in unbounded)
