@@ -458,6 +458,56 @@ def _layernorm_cases(rng: np.random.Generator) -> list[TritonCase]:
     ]
 
 
+def _layernorm_scale(x, w, b, got) -> str:
+    """The hint when (y - b) / w is x - mean times a factor per row (the mean, w and b right,
+    the row's scale wrong), naming the power of the variance that factor is; "" otherwise."""
+    x64 = x.astype(np.float64)
+    centred = x64 - x64.mean(axis=1, keepdims=True)
+    var = x64.var(axis=1) + EPS
+    with np.errstate(divide="ignore", invalid="ignore"):
+        normal = (got.astype(np.float64) - b) / w
+    rows = np.flatnonzero(var > 1e-2)  # rows with a spread to measure a factor on
+    if rows.size < 2 or not np.isfinite(normal[rows]).all():
+        return ""
+    factors = []
+    for i in rows:
+        c = centred[i]
+        f = float(np.dot(normal[i], c) / np.dot(c, c))
+        if not (f > 0 and _close(normal[i], f * c, rtol=1e-3, atol=1e-3 * max(1.0, f))):
+            return ""
+        factors.append(f)
+    logf, logv = np.log(factors), np.log(var[rows])
+    if np.allclose(logf, -0.5 * logv, atol=1e-3):
+        return ""  # the scale is right: something else is wrong
+    said = (
+        "each row's (y - b) / w is x - mean times a scale of its own, and that scale is wrong "
+        "(the mean, w and b are right)"
+    )
+    if np.ptp(logv) > 0.02:
+        e = float(np.dot(logf, logv) / np.dot(logv, logv))
+        if np.abs(logf - e * logv).max() < 2e-3 * max(1.0, abs(e)):
+            half = round(2 * e) / 2
+            power = f"{half:g}" if abs(e - half) < 0.02 else f"{e:.3g}"
+            named = {
+                "-1": "you divide by the variance, var + eps, not by its square root: "
+                "`rstd = 1 / tl.sqrt(var + eps)`",
+                "0": "x - mean is not divided by the standard deviation at all: multiply it "
+                "by `rstd = 1 / tl.sqrt(var + eps)`",
+                "0.5": "you multiply by the standard deviation instead of dividing by it: "
+                "`rstd = 1 / tl.sqrt(var + eps)`",
+                "1": "you multiply by the variance: divide by its square root, "
+                "`rstd = 1 / tl.sqrt(var + eps)`",
+            }.get(power, "the scale must be (var + eps)^(-1/2), `1 / tl.sqrt(var + eps)`")
+            return (
+                f"{said}: the scale of each row is (var + eps)^({power}) where it should be "
+                f"(var + eps)^(-1/2); {named}."
+            )
+    return (
+        f"{said}; the scales are not a power of the row's variance: check "
+        "var = sum((x - mean)^2) / n_cols over the real columns and `1 / tl.sqrt(var + eps)`."
+    )
+
+
 def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
     x, w, b, got = case.extra["x"], case.extra["w"], case.extra["b"], mismatch.got
     kind = case.extra["kind"]
@@ -540,6 +590,9 @@ def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
             f"{float(np.median(x)):.3g}) are large against their spread, the two terms "
             "cancel; use the mean of (x - mean)^2."
         )
+    scale = _layernorm_scale(x, w, b, got)
+    if scale:
+        return scale
     if kind == "offset":
         return (
             "only the rows of values near 100 (spread 1) are wrong, the cases near 0 were "
@@ -1141,6 +1194,89 @@ def _attention_observed(case: TritonCase, mismatch: Mismatch) -> str:
     ) + _relation(case, mismatch)
 
 
+def _attention_keys_seen(case: TritonCase, mismatch: Mismatch) -> str:
+    """The hint when each wrong query row equals attention over one range of whole key blocks
+    [lo, hi) only (with the causal mask; no key at all gives NaN), naming which key blocks
+    each query block misses; "" when some wrong row matches no such range."""
+    q, k, v, causal = (case.extra[n] for n in ("q", "k", "v", "causal"))
+    bn, bm = case.extra["block"], case.constexprs["BLOCK_M"]
+    seq = q.shape[0]
+    scores = (q.astype(np.float64) @ k.astype(np.float64).T) * (q.shape[1] ** -0.5)
+    if causal:
+        rows, cols = np.indices(scores.shape)
+        scores = np.where(cols <= rows, scores, -np.inf)
+    got, values = mismatch.got.astype(np.float64), v.astype(np.float64)
+    bad = (mismatch.wrong | mismatch.unwritten).any(axis=1)
+    windows = _windows(seq, bn)
+    seen: dict[int, tuple[int, int]] = {}
+    for i in np.flatnonzero(bad):
+        for lo, hi in [*windows[1:], (0, 0)]:
+            s = scores[i, lo:hi]
+            if not np.isfinite(s).any():
+                if np.isnan(got[i]).all():
+                    seen[i] = (0, 0)
+                    break
+                continue
+            p = np.exp(s - s.max())
+            row = (p / p.sum()) @ values[lo:hi]
+            if _close(got[i], row, rtol=2e-3, atol=2e-3):
+                seen[i] = (lo, hi)
+                break
+        else:
+            return ""
+    if not seen:
+        return ""
+    # the key blocks each wrong query row needs (causal: up to its own position)
+    need = {i: (0, min(i + 1, seq) if causal else seq) for i in seen}
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, window in seen.items():
+        groups.setdefault(window, []).append(i)
+    parts = []
+    for (lo, hi), rows_ in sorted(groups.items(), key=lambda g: g[1][0])[:4]:
+        keys = "no key at all (NaN)" if hi <= lo else f"keys {lo}-{hi - 1} only"
+        parts.append(f"rows {ev.describe_indices(rows_)} see {keys}")
+    said = "; ".join(parts) + ("; ..." if len(groups) > 4 else "")
+    own = all(hi == min(i // bm * bm, seq) and lo == 0 for i, (lo, hi) in seen.items())
+    last = all(lo == 0 and hi == (seq - 1) // bn * bn for lo, hi in seen.values())
+    first = all((lo, hi) == (0, min(bn, seq)) for lo, hi in seen.values())
+    if causal and own:
+        cause = (
+            "each query block misses the key block(s) holding its own positions (the "
+            "diagonal): with CAUSAL the loop over keys must run up to the end of the query "
+            "block, `tl.minimum(start_m + BLOCK_M, seq_len)`, not stop at start_m (the mask "
+            "then hides the keys after each query)."
+        )
+    elif last:
+        cause = (
+            f"the last key block (keys {(seq - 1) // bn * bn}-{seq - 1}) never reaches them: "
+            "the loop over keys must run up to seq_len, the last, partial block included "
+            "(masked with `offs_n < seq_len`)."
+        )
+    elif first:
+        cause = (
+            "only the first block of keys reaches them: loop over every block of BLOCK_N keys, "
+            "`for start_n in range(0, end, BLOCK_N)`, and advance the k and v offsets with it."
+        )
+    else:
+        lacking = sorted(
+            {
+                b
+                for i, (lo, hi) in seen.items()
+                for b in range(need[i][0] // bn, -(-need[i][1] // bn))
+                if not lo <= b * bn < hi
+            }
+        )
+        cause = (
+            f"key blocks {ev.describe_indices(lacking)} (of BLOCK_N = {bn} keys) are missing "
+            "from the rows that need them: check the range of the loop over key blocks "
+            "(its start and end) and how the k and v offsets move with it."
+        )
+    return (
+        f"each wrong query row is attention over a part of the keys only (with "
+        f"BLOCK_M = {bm}, BLOCK_N = {bn}): {said}. So {cause}"
+    )
+
+
 def _attention_hint(case: TritonCase, mismatch: Mismatch) -> str:
     got = mismatch.got
     if case.extra["negative"] and _nonfinite(mismatch):
@@ -1153,7 +1289,7 @@ def _attention_hint(case: TritonCase, mismatch: Mismatch) -> str:
     for pattern, text in _attention_candidates(case):
         if np.isfinite(pattern).any() and _close(got, pattern, **near):
             return text
-    return _attention_observed(case, mismatch)
+    return _attention_keys_seen(case, mismatch) or _attention_observed(case, mismatch)
 
 
 register(
@@ -1375,6 +1511,60 @@ def _cross_entropy_observed(case: TritonCase, mismatch: Mismatch) -> str:
     ) + _relation(case, mismatch)
 
 
+def _windows(n: int, block: int) -> list[tuple[int, int]]:
+    """Ranges [lo, hi) of whole blocks of ``block`` along n columns, the full range first, then
+    by how much they cover (largest first)."""
+    bounds = [*range(0, n, block), n]
+    found = [(lo, hi) for lo in bounds for hi in bounds if lo < hi]
+    return sorted(found, key=lambda w: (-(w[1] - w[0]), w[0]))
+
+
+def _said_window(lo: int, hi: int, n: int, block: int, what: str) -> str:
+    """Plain words for the columns [lo, hi) of n, in blocks of ``block``."""
+    if hi - lo == 0:
+        return f"no {what}"
+    blocks = ev.describe_indices(range(lo // block, -(-hi // block)))
+    return f"{what}s {lo}-{hi - 1} only (block{'s' if hi - lo > block else ''} {blocks})"
+
+
+def _cross_entropy_window(case: TritonCase, mismatch: Mismatch) -> str:
+    """The hint when every row's loss is the log-sum-exp over one range of vocabulary blocks
+    only (the target's logit picked inside that range, 0 or right outside it); "" otherwise."""
+    h, w, target, block = (case.extra[k] for k in ("h", "w", "target", "block"))
+    logits = h.astype(np.float64) @ w.astype(np.float64).T
+    rows, vocab = logits.shape
+    got = mismatch.got.astype(np.float64)
+    true_pick = logits[np.arange(rows), target]
+    for lo, hi in _windows(vocab, block)[1:]:
+        part = logits[:, lo:hi]
+        top = part.max(axis=1)
+        lse = top + np.log(np.exp(part - top[:, None]).sum(axis=1))
+        inside = (target >= lo) & (target < hi)
+        fits = [
+            _close(got, lse - np.where(inside, true_pick, outside), rtol=1e-4, atol=2e-4)
+            for outside in (0.0, true_pick)
+        ]
+        if not any(fits):
+            continue
+        seen = _said_window(lo, hi, vocab, block, "column")
+        missing = ev.describe_indices([c for c in range(0, vocab, block) if not lo <= c < hi])
+        picked = (
+            "; where the target lies outside them, its logit is taken as 0"
+            if fits[0] and not fits[1] and (~inside).any()
+            else ""
+        )
+        tail = (
+            " (the last, partial one included)" if hi < vocab and vocab % block and lo == 0 else ""
+        )
+        return (
+            f"every row's loss is the log-sum-exp over vocabulary {seen}, of {vocab} columns in "
+            f"blocks of BLOCK_V = {block}{picked}: the vocabulary blocks starting at columns "
+            f"{missing} never reach your loss. The loop must visit every block of the "
+            f"vocabulary{tail}, `for v0 in range(0, vocab, BLOCK_V)`, masked with `cols < vocab`."
+        )
+    return ""
+
+
 def _cross_entropy_hint(case: TritonCase, mismatch: Mismatch) -> str:
     kind, got = case.extra["kind"], mismatch.got
     h, w, target, block = (
@@ -1416,7 +1606,7 @@ def _cross_entropy_hint(case: TritonCase, mismatch: Mismatch) -> str:
                 "load a BLOCK_V x HIDDEN block, `cols[:, None] * stride_w + dims[None, :]`, and "
                 "take `tl.dot(h, tl.trans(w))`."
             )
-    return _cross_entropy_observed(case, mismatch)
+    return _cross_entropy_window(case, mismatch) or _cross_entropy_observed(case, mismatch)
 
 
 register(
