@@ -273,7 +273,7 @@ def attention(q, k, v, block=(128, 64), num_warps=None, num_stages=None):
 
 
 def bias_gelu(x, bias):
-    """Chapter 12's small fused function (section 8)."""
+    """Chapter 12's small fused function (section 9)."""
     import torch
 
     return torch.nn.functional.gelu(x + bias) * 2.0
