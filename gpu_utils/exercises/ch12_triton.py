@@ -23,6 +23,7 @@ GPU).
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -795,6 +796,80 @@ def _matmul_observed(case: TritonCase, mismatch: Mismatch) -> str:
     ) + _relation(case, mismatch)
 
 
+def _matmul_k_steps(case: TritonCase, mismatch: Mismatch) -> str:
+    """The hint when c is the sum over K steps of one block of a times one block of b that is
+    not the right pairing: some K blocks left out, or a's (b's) block j paired with another
+    block of b (a), as pointers that do not move give. Each step j reads the first
+    min(BLOCK_K, K - j * BLOCK_K) rows of its block, as the lab's masked loads do. "" when no
+    such pairing reproduces c."""
+    extra = case.extra
+    a, b = extra["a"].astype(np.float64), extra["b"].astype(np.float64)
+    bk, k_total = extra["blocks"][2], a.shape[1]
+    steps = -(-k_total // bk)
+    if steps > 4 or steps < 2:
+        return ""
+    length = [min(bk, k_total - j * bk) for j in range(steps)]
+
+    def part(j, ja, jb):
+        n = min(length[j], k_total - ja * bk, k_total - jb * bk)
+        return a[:, ja * bk : ja * bk + n] @ b[jb * bk : jb * bk + n]
+
+    def act(total):
+        return np.maximum(total, 0) if extra["activation"] == "relu" else total
+
+    got = mismatch.got
+    if not np.isfinite(got).all():
+        return ""
+    every = range(steps)
+    k_range = [f"{j * bk}-{j * bk + length[j] - 1}" for j in every]
+    said = f"(K = {k_total} in {steps} blocks of BLOCK_K = {bk}: rows {', '.join(k_range)} of b)"
+    for size in range(steps - 1, 0, -1):  # a subset of the K steps, the largest first
+        for kept in itertools.combinations(every, size):
+            total = sum(part(j, j, j) for j in kept)
+            if _close(got, act(total), rtol=1e-3, atol=1e-3):
+                missing = [j for j in every if j not in kept]
+                last = missing == [steps - 1]
+                return (
+                    f"your c is the sum over K blocks {ev.describe_indices(kept)} only "
+                    f"{said}: K block{'s' if len(missing) > 1 else ''} "
+                    f"{ev.describe_indices(missing)} never reach{'es' if len(missing) == 1 else ''}"
+                    " the accumulator. "
+                    + (
+                        f"The last block (k = {(steps - 1) * bk}) is skipped: the K loop must "
+                        "run up to K, `for k in range(0, K, BLOCK_K)` (or `tl.cdiv(K, BLOCK_K)` "
+                        "steps), the last, partial block masked with `offs_k < K - k`."
+                        if last
+                        else "Check the K loop's range and that every step adds "
+                        "`tl.dot(a, b)` to the accumulator."
+                    )
+                )
+    for side in ("b", "a"):
+        for mapping in itertools.product(every, repeat=steps):
+            if mapping == tuple(every):
+                continue
+            pairs = [(j, m) if side == "b" else (m, j) for j, m in enumerate(mapping)]
+            total = sum(part(j, ja, jb) for j, (ja, jb) in enumerate(pairs))
+            if not _close(got, act(total), rtol=1e-3, atol=1e-3):
+                continue
+            other = "a" if side == "b" else "b"
+            if set(mapping) == {0}:
+                stride = "stride_bk" if side == "b" else "stride_ak"
+                return (
+                    f"your c is what every K step gives with {side}'s first block {said}: "
+                    f"{other}'s blocks move along K but {side}'s pointers stay on its first "
+                    f"BLOCK_K rows. Advance them in the loop, `{side}_ptrs += BLOCK_K * "
+                    f"{stride}`."
+                )
+            pairing = ", ".join(f"{j}->{m}" for j, m in enumerate(mapping))
+            return (
+                f"your c pairs K block j of {other} with block m of {side} ({pairing}) {said}: "
+                f"{side}'s pointers do not follow the K loop; at step k both must point at "
+                f"rows k to k + BLOCK_K - 1, `{side}_ptrs += BLOCK_K * stride_{side}k` once "
+                "per step."
+            )
+    return ""
+
+
 def _matmul_hint(case: TritonCase, mismatch: Mismatch) -> str:
     got, extra = mismatch.got, case.extra
     product, activation = extra["product"], extra["activation"]
@@ -851,6 +926,9 @@ def _matmul_hint(case: TritonCase, mismatch: Mismatch) -> str:
     for pattern, text in _matmul_pointer_candidates(case):
         if np.isfinite(pattern).all() and _close(got, pattern, rtol=1e-3, atol=1e-3):
             return text
+    steps = _matmul_k_steps(case, mismatch)
+    if steps:
+        return steps
     if extra["transposed"]:
         return (
             "only the case where b is a transposed view (strides "
@@ -1224,8 +1302,8 @@ def _attention_keys_seen(case: TritonCase, mismatch: Mismatch) -> str:
                 break
         else:
             return ""
-    if not seen:
-        return ""
+    if not any(hi > lo for lo, hi in seen.values()):
+        return ""  # NaN rows alone are no evidence of which keys a row sees
     # the key blocks each wrong query row needs (causal: up to its own position)
     need = {i: (0, min(i + 1, seq) if causal else seq) for i in seen}
     groups: dict[tuple[int, int], list[int]] = {}
@@ -1233,7 +1311,7 @@ def _attention_keys_seen(case: TritonCase, mismatch: Mismatch) -> str:
         groups.setdefault(window, []).append(i)
     parts = []
     for (lo, hi), rows_ in sorted(groups.items(), key=lambda g: g[1][0])[:4]:
-        keys = "no key at all (NaN)" if hi <= lo else f"keys {lo}-{hi - 1} only"
+        keys = "no key at all (they are NaN)" if hi <= lo else f"keys {lo}-{hi - 1} only"
         parts.append(f"rows {ev.describe_indices(rows_)} see {keys}")
     said = "; ".join(parts) + ("; ..." if len(groups) > 4 else "")
     own = all(hi == min(i // bm * bm, seq) and lo == 0 for i, (lo, hi) in seen.items())

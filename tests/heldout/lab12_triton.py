@@ -559,8 +559,8 @@ CE_OK_LOGPROB = _edit(
 )
 
 
-def _w(name, ex, half, source, cause, submit=""):
-    return Blind(name, ex, half, source, False, cause=cause, submit=submit)
+def _w(name, ex, half, source, cause, submit="", hints=()):
+    return Blind(name, ex, half, source, False, cause=cause, submit=submit, hints=hints)
 
 
 def _ok(name, ex, half, source):
@@ -807,6 +807,7 @@ ANSWERS = [
         _edit(LAYERNORM, "rstd = 1.0 / tl.sqrt(var + eps)", "rstd = 1.0 / (var + eps)"),
         "The kernel divides by the variance var + eps instead of the standard deviation "
         "sqrt(var + eps).",
+        hints=("(var + eps)^(-1)", "not by its square root"),
     ),
     _w(
         "layernorm_out_uses_x_stride",
@@ -832,6 +833,7 @@ ANSWERS = [
         ),
         "w and b are one vector of n_cols shared by every row, but the kernel offsets them by "
         "the row as if they were matrices, reading past their end from row 1 on.",
+        hints=("one vector shared by every row", "without the row's offset"),
     ),
     # ------------------------------------------------------------ matmul
     _ok("matmul_global_k_where_relu", MM, "tune", MATMUL_OK_GLOBAL_K),
@@ -907,6 +909,7 @@ ANSWERS = [
         _edit(MATMUL, "        b_ptrs += BLOCK_K * stride_bk\n", ""),
         "Only a's pointers move along K; b's stay on its first BLOCK_K rows, so every step "
         "multiplies by the same tile of b.",
+        hints=("b's first block", "b_ptrs += BLOCK_K * stride_bk"),
     ),
     _w(
         "matmul_advance_without_stride",
@@ -927,6 +930,7 @@ ANSWERS = [
         _edit(MATMUL, "for k in range(0, K, BLOCK_K):", "for k in range(0, K - BLOCK_K, BLOCK_K):"),
         "The K loop stops at K - BLOCK_K, so the last block of K (a whole one when K is a "
         "multiple of BLOCK_K) is never added to the accumulator.",
+        hints=("K block 2 never reaches", "The last block (k = 64) is skipped"),
     ),
     # ------------------------------------------------------------ FlashAttention
     _ok("attention_all_blocks_exp2", FA, "tune", ATTENTION_OK_FULL_LOOP_EXP2),
@@ -1002,6 +1006,7 @@ ANSWERS = [
         "With CAUSAL the key loop stops at start_m and skips the block holding the queries' own "
         "(diagonal) keys: the first query block sees no key at all and the others miss their "
         "nearest keys.",
+        hints=("rows 0-15 see no key at all", "misses the key block(s) holding its own"),
     ),
     _w(
         "attention_l_not_rescaled",
@@ -1081,6 +1086,7 @@ ANSWERS = [
         ),
         "The loop runs over the first BLOCK_V vocabulary entries only, so the log-sum-exp misses "
         "the rest of the vocabulary (and targets past it are never picked).",
+        hints=("columns 0-63 only", "never reach your loss"),
     ),
     _w(
         "cross_entropy_w_transposed_layout",
