@@ -830,7 +830,8 @@ def _matmul_k_steps(case: TritonCase, mismatch: Mismatch) -> str:
                 missing = [j for j in every if j not in kept]
                 last = missing == [steps - 1]
                 return (
-                    f"your c is the sum over K blocks {ev.describe_indices(kept)} only "
+                    f"your c is the sum over K block{'s' if len(kept) > 1 else ''} "
+                    f"{ev.describe_indices(kept)} only "
                     f"{said}: K block{'s' if len(missing) > 1 else ''} "
                     f"{ev.describe_indices(missing)} never reach{'es' if len(missing) == 1 else ''}"
                     " the accumulator. "
@@ -854,10 +855,11 @@ def _matmul_k_steps(case: TritonCase, mismatch: Mismatch) -> str:
             other = "a" if side == "b" else "b"
             if set(mapping) == {0}:
                 stride = "stride_bk" if side == "b" else "stride_ak"
+                lines = "rows" if side == "b" else "columns"
                 return (
                     f"your c is what every K step gives with {side}'s first block {said}: "
                     f"{other}'s blocks move along K but {side}'s pointers stay on its first "
-                    f"BLOCK_K rows. Advance them in the loop, `{side}_ptrs += BLOCK_K * "
+                    f"BLOCK_K {lines}. Advance them in the loop, `{side}_ptrs += BLOCK_K * "
                     f"{stride}`."
                 )
             pairing = ", ".join(f"{j}->{m}" for j, m in enumerate(mapping))

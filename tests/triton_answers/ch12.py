@@ -1190,3 +1190,105 @@ ANSWERS["triton_vector_add"] += [
         ),
     ),
 ]
+
+# Mistakes named from what the checker observes (a per-row power of the variance, a vector
+# indexed per program, the K blocks or key/vocabulary blocks that reach the result), of the
+# same families as lab 12's held-out misses but not the same programs.
+ANSWERS["triton_layernorm"] += [
+    wrong(
+        "never_divided_by_std",
+        "formula",
+        ("(var + eps)^(0)", "not divided by the standard deviation"),
+        edit(LAYERNORM, ("rstd = 1.0 / tl.sqrt(var + eps)", "rstd = 1.0")),
+    ),
+    wrong(
+        "fourth_root",
+        "formula",
+        ("(var + eps)^(-0.25)", "should be (var + eps)^(-1/2)"),
+        edit(
+            LAYERNORM,
+            ("rstd = 1.0 / tl.sqrt(var + eps)", "rstd = 1.0 / tl.sqrt(tl.sqrt(var + eps))"),
+        ),
+    ),
+    wrong(
+        "bias_offset_per_row",
+        "pointer",
+        ("`b_ptr` (100 elements) at offsets 100 to 199", "one vector shared by every row"),
+        edit(LAYERNORM, ("b = tl.load(b_ptr + cols", "b = tl.load(b_ptr + row * n_cols + cols")),
+    ),
+]
+ANSWERS["triton_matmul"] += [
+    wrong(
+        "a_pointer_not_advanced",
+        "pointer",
+        ("a's first block", "`a_ptrs += BLOCK_K * stride_ak`"),
+        edit(MATMUL, ("        a_ptrs += BLOCK_K * stride_ak\n", "")),
+    ),
+    wrong(
+        "accumulator_overwritten",
+        "formula",
+        ("sum over K block 2 only", "K blocks 0-1 never reach the accumulator"),
+        edit(MATMUL, ("acc += tl.dot(a, b)", "acc = tl.dot(a, b)")),
+    ),
+    wrong(
+        "k_loop_floor",
+        "mask",
+        ("K block 2 never reaches", "The last block (k = 64) is skipped"),
+        edit(
+            MATMUL,
+            (
+                "for k in range(0, K, BLOCK_K):",
+                "for k in range(0, K // BLOCK_K * BLOCK_K, BLOCK_K):",
+            ),
+        ),
+    ),
+]
+ANSWERS["triton_flash_attention"] += [
+    wrong(
+        "first_key_block_only",
+        "formula",
+        ("rows 16-63 see keys 0-15 only", "only the first block of keys"),
+        edit(
+            ATTENTION,
+            (
+                "for start_n in range(0, end, BLOCK_N):",
+                "for start_n in range(0, BLOCK_N, BLOCK_N):",
+            ),
+        ),
+    ),
+    wrong(
+        "key_loop_floor",
+        "mask",
+        ("rows 0-49 see keys 0-31 only", "the last key block (keys 32-49)"),
+        edit(
+            ATTENTION,
+            (
+                "for start_n in range(0, end, BLOCK_N):",
+                "for start_n in range(0, end // BLOCK_N * BLOCK_N, BLOCK_N):",
+            ),
+        ),
+    ),
+]
+ANSWERS["triton_cross_entropy"] += [
+    wrong(
+        "vocab_loop_floor",
+        "mask",
+        ("columns 0-255 only", "starting at columns 256 never reach your loss"),
+        edit(
+            CROSS_ENTROPY,
+            (
+                "for v0 in range(0, vocab, BLOCK_V):",
+                "for v0 in range(0, vocab // BLOCK_V * BLOCK_V, BLOCK_V):",
+            ),
+        ),
+    ),
+    wrong(
+        "vocab_loop_skips_first",
+        "formula",
+        ("columns 64-299 only", "starting at columns 0 never reach your loss"),
+        edit(
+            CROSS_ENTROPY,
+            ("for v0 in range(0, vocab, BLOCK_V):", "for v0 in range(BLOCK_V, vocab, BLOCK_V):"),
+        ),
+    ),
+]
