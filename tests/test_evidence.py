@@ -134,3 +134,13 @@ def test_describe_indices():
     assert ev.describe_indices([0, 1, 2, 5, 7, 8]) == "0-2, 5, 7-8"
     assert ev.describe_indices([]) == "none"
     assert ev.describe_indices(range(0, 20, 2)).endswith(", ...")
+
+
+def test_power_of_a_per_row_quantity():
+    variance = RNG.uniform(0.5, 2.0, 8)
+    assert ev.power_of(variance**-1.0, variance) == pytest.approx(-1.0)
+    assert ev.power_of(variance**-0.25, variance) == pytest.approx(-0.25)
+    assert ev.power_of(np.ones(8), variance) == pytest.approx(0.0)
+    assert ev.power_of(2.0 * variance**-0.5, variance) is None  # a constant factor too
+    assert ev.power_of(variance**-1.0, np.full(8, 1.3)) is None  # no spread to tell
+    assert ev.power_of(-variance, variance) is None

@@ -38,6 +38,7 @@ __all__ = [
     "match_candidates",
     "nearest_candidate",
     "nondeterministic",
+    "power_of",
     "wrong_mask",
 ]
 
@@ -403,6 +404,29 @@ def find_relation(
         if name is not None:
             return Relation("candidate", name=name)
     return None
+
+
+def power_of(
+    factors: Sequence[float], base: Sequence[float], *, tol: float = 2e-3, spread: float = 0.02
+) -> float | None:
+    """The exponent p with ``factors[i] == base[i] ** p`` for every i, or None.
+
+    For a per-row factor (``row_factor``) that follows a per-row quantity of the input (a
+    variance, a norm, a length): layer norm divided by the variance instead of its square root
+    gives p = -1 where p = -1/2 is right. ``tol``: the largest error allowed in log(factor);
+    ``spread``: the least spread of log(base) that can tell a power from a constant (rows of
+    nearly equal base cannot); both factors and bases must be positive."""
+    f = np.asarray(factors, dtype=np.float64)
+    b = np.asarray(base, dtype=np.float64)
+    if f.shape != b.shape or f.size < 2 or (f <= 0).any() or (b <= 0).any():
+        return None
+    logf, logb = np.log(f), np.log(b)
+    if np.ptp(logb) < spread:
+        return None
+    p = float(np.dot(logf, logb) / np.dot(logb, logb))
+    if np.abs(logf - p * logb).max() > tol * max(1.0, abs(p)):
+        return None
+    return p
 
 
 def match_candidates(

@@ -477,32 +477,30 @@ def _layernorm_scale(x, w, b, got) -> str:
         if not (f > 0 and _close(normal[i], f * c, rtol=1e-3, atol=1e-3 * max(1.0, f))):
             return ""
         factors.append(f)
-    logf, logv = np.log(factors), np.log(var[rows])
-    if np.allclose(logf, -0.5 * logv, atol=1e-3):
+    if np.allclose(np.log(factors), -0.5 * np.log(var[rows]), atol=1e-3):
         return ""  # the scale is right: something else is wrong
     said = (
         "each row's (y - b) / w is x - mean times a scale of its own, and that scale is wrong "
         "(the mean, w and b are right)"
     )
-    if np.ptp(logv) > 0.02:
-        e = float(np.dot(logf, logv) / np.dot(logv, logv))
-        if np.abs(logf - e * logv).max() < 2e-3 * max(1.0, abs(e)):
-            half = round(2 * e) / 2
-            power = f"{half:g}" if abs(e - half) < 0.02 else f"{e:.3g}"
-            named = {
-                "-1": "you divide by the variance, var + eps, not by its square root: "
-                "`rstd = 1 / tl.sqrt(var + eps)`",
-                "0": "x - mean is not divided by the standard deviation at all: multiply it "
-                "by `rstd = 1 / tl.sqrt(var + eps)`",
-                "0.5": "you multiply by the standard deviation instead of dividing by it: "
-                "`rstd = 1 / tl.sqrt(var + eps)`",
-                "1": "you multiply by the variance: divide by its square root, "
-                "`rstd = 1 / tl.sqrt(var + eps)`",
-            }.get(power, "the scale must be (var + eps)^(-1/2), `1 / tl.sqrt(var + eps)`")
-            return (
-                f"{said}: the scale of each row is (var + eps)^({power}) where it should be "
-                f"(var + eps)^(-1/2); {named}."
-            )
+    e = ev.power_of(factors, var[rows])
+    if e is not None:
+        half = round(2 * e) / 2
+        power = f"{half:g}" if abs(e - half) < 0.02 else f"{e:.3g}"
+        named = {
+            "-1": "you divide by the variance, var + eps, not by its square root: "
+            "`rstd = 1 / tl.sqrt(var + eps)`",
+            "0": "x - mean is not divided by the standard deviation at all: multiply it "
+            "by `rstd = 1 / tl.sqrt(var + eps)`",
+            "0.5": "you multiply by the standard deviation instead of dividing by it: "
+            "`rstd = 1 / tl.sqrt(var + eps)`",
+            "1": "you multiply by the variance: divide by its square root, "
+            "`rstd = 1 / tl.sqrt(var + eps)`",
+        }.get(power, "the scale must be (var + eps)^(-1/2), `1 / tl.sqrt(var + eps)`")
+        return (
+            f"{said}: the scale of each row is (var + eps)^({power}) where it should be "
+            f"(var + eps)^(-1/2); {named}."
+        )
     return (
         f"{said}; the scales are not a power of the row's variance: check "
         "var = sum((x - mean)^2) / n_cols over the real columns and `1 / tl.sqrt(var + eps)`."
