@@ -842,6 +842,23 @@ def _matmul_k_steps(case: TritonCase, mismatch: Mismatch) -> str:
                         "`tl.dot(a, b)` to the accumulator."
                     )
                 )
+    for lo in range(bk, k_total, bk):  # a loop over k from lo, the pointers from block 0
+        for hi in range(lo + bk, k_total + bk, bk):
+            ks = list(range(lo, min(hi, k_total), bk))
+            total = sum(
+                a[:, i * bk : i * bk + min(bk, k_total - k)]
+                @ b[i * bk : i * bk + min(bk, k_total - k)]
+                for i, k in enumerate(ks)
+            )
+            if _close(got, act(total), rtol=1e-3, atol=1e-3):
+                return (
+                    f"your c is what a K loop over k = {', '.join(map(str, ks))} gives while "
+                    f"the a and b pointers start at their first block {said}: the loop starts "
+                    f"at k = {lo}, so it makes {len(ks)} step{'s' if len(ks) > 1 else ''} "
+                    f"instead of {steps}, over the pointers' blocks "
+                    f"{ev.describe_indices(range(len(ks)))} (masked with `offs_k < K - k` as if "
+                    "they were further on). Start it at 0, `for k in range(0, K, BLOCK_K)`."
+                )
     for side in ("b", "a"):
         for mapping in itertools.product(every, repeat=steps):
             if mapping == tuple(every):

@@ -1243,6 +1243,17 @@ ANSWERS["triton_matmul"] += [
         ),
     ),
 ]
+ANSWERS["triton_matmul"] += [
+    wrong(
+        "k_loop_from_second_block",
+        "formula",
+        ("K loop over k = 32, 64", "the loop starts at k = 32"),
+        edit(
+            MATMUL,
+            ("for k in range(0, K, BLOCK_K):", "for k in range(BLOCK_K, K, BLOCK_K):"),
+        ),
+    ),
+]
 ANSWERS["triton_flash_attention"] += [
     wrong(
         "first_key_block_only",
