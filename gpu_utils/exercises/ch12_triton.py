@@ -1328,13 +1328,34 @@ def _attention_keys_seen(case: TritonCase, mismatch: Mismatch) -> str:
         groups.setdefault(window, []).append(i)
     parts = []
     for (lo, hi), rows_ in sorted(groups.items(), key=lambda g: g[1][0])[:4]:
-        keys = "no key at all (they are NaN)" if hi <= lo else f"keys {lo}-{hi - 1} only"
+        if hi <= lo:
+            keys = "no key at all (they are NaN)"
+        elif causal and hi > min(rows_):
+            keys = f"keys from {lo} up to their own position only"
+        else:
+            keys = f"keys {lo}-{hi - 1} only"
         parts.append(f"rows {ev.describe_indices(rows_)} see {keys}")
     said = "; ".join(parts) + ("; ..." if len(groups) > 4 else "")
     own = all(hi == min(i // bm * bm, seq) and lo == 0 for i, (lo, hi) in seen.items())
     last = all(lo == 0 and hi == (seq - 1) // bn * bn for lo, hi in seen.values())
     first = all((lo, hi) == (0, min(bn, seq)) for lo, hi in seen.values())
-    if causal and own:
+    short = {hi - i // bm * bm for i, (lo, hi) in seen.items() if lo == 0}
+    short = short if all(lo == 0 for lo, _ in seen.values()) else set()
+    late = all(lo == i // bm * bm > 0 and hi >= need[i][1] for i, (lo, hi) in seen.items())
+    if causal and late:
+        cause = (
+            "each query block's loop over keys starts at its own block (start_m), so the "
+            "earlier keys never reach it: with CAUSAL the loop must start at key 0 and run up "
+            "to the end of the query block, `for start_n in range(0, tl.minimum(start_m + "
+            "BLOCK_M, seq_len), BLOCK_N)`."
+        )
+    elif causal and len(short) == 1 and 0 < min(short) < bm:
+        cause = (
+            f"the loop over keys stops at start_m + {min(short)} in the wrong query blocks, short of "
+            f"the block's end: with CAUSAL it must run up to `tl.minimum(start_m + BLOCK_M, "
+            f"seq_len)` (BLOCK_M = {bm}), the mask then hiding the keys after each query."
+        )
+    elif causal and own:
         cause = (
             "each query block misses the key block(s) holding its own positions (the "
             "diagonal): with CAUSAL the loop over keys must run up to the end of the query "
@@ -1656,6 +1677,23 @@ def _cross_entropy_window(case: TritonCase, mismatch: Mismatch) -> str:
             f"blocks of BLOCK_V = {block}{picked}: the vocabulary blocks starting at columns "
             f"{missing} never reach your loss. The loop must visit every block of the "
             f"vocabulary{tail}, `for v0 in range(0, vocab, BLOCK_V)`, masked with `cols < vocab`."
+        )
+    full = logits.max(axis=1) + np.log(
+        np.exp(logits - logits.max(axis=1, keepdims=True)).sum(axis=1)
+    )
+    for lo, hi in _windows(vocab, block)[1:]:  # the log-sum-exp right, the target picked in part
+        inside = (target >= lo) & (target < hi)
+        if inside.all() or not _close(
+            got, full - np.where(inside, true_pick, 0.0), rtol=1e-4, atol=2e-4
+        ):
+            continue
+        rows_out = ev.describe_indices(np.flatnonzero(~inside))
+        return (
+            "your log-sum-exp is right, but the target's logit is taken as 0 for the rows whose "
+            "target lies outside vocabulary "
+            f"{_said_window(lo, hi, vocab, block, 'column').replace(' only (', ' (')} "
+            f"(rows {rows_out}): pick it in every block of BLOCK_V = {block}, where the global "
+            "column `v0 + tl.arange(0, BLOCK_V)` equals the target, and add it up over the loop."
         )
     return ""
 

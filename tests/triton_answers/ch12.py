@@ -1303,3 +1303,43 @@ ANSWERS["triton_cross_entropy"] += [
         ),
     ),
 ]
+ANSWERS["triton_flash_attention"] += [
+    wrong(
+        "causal_end_by_block_n",
+        "formula",
+        ("rows 16-31 see keys 0-15 only", "stops at start_m + 16"),
+        edit(
+            ATTENTION,
+            (
+                "end = tl.minimum(start_m + BLOCK_M, seq_len) if CAUSAL",
+                "end = tl.minimum(start_m + BLOCK_N, seq_len) if CAUSAL",
+            ),
+        ),
+    ),
+    wrong(
+        "causal_start_at_own_block",
+        "formula",
+        ("see keys from 16 up to their own position only", "must start at key 0"),
+        edit(
+            ATTENTION,
+            (
+                "for start_n in range(0, end, BLOCK_N):",
+                "for start_n in range(start_m if CAUSAL else 0, end, BLOCK_N):",
+            ),
+        ),
+    ),
+]
+ANSWERS["triton_cross_entropy"] += [
+    wrong(
+        "target_picked_in_first_block_only",
+        "formula",
+        ("log-sum-exp is right", "outside vocabulary columns 0-63 (block 0)"),
+        edit(
+            CROSS_ENTROPY,
+            (
+                "picked += tl.sum(tl.where(cols[None, :] == target[:, None]",
+                "picked += (v0 == 0) * tl.sum(tl.where(cols[None, :] == target[:, None]",
+            ),
+        ),
+    ),
+]
