@@ -13,7 +13,15 @@ from heldout import Blind, leaks, submitted
 
 import gpu_utils as gu
 
-LABS = ("lab08b", "lab10_planner", "lab10_planner_r2", "lab11_profile", "lab12_triton")
+LABS = (
+    "lab08b",
+    "lab10_planner",
+    "lab10_planner_r2",
+    "lab11_profile",
+    "lab12_triton",
+    "lab12_triton_r2",
+    "lab12_triton_r3",
+)
 
 #: Verdicts the course disputes, with why; each still must not leak.
 DISPUTED = {

@@ -1,4 +1,4 @@
-"""Exercises of lab 12 (Triton, chapter 12): six ``@triton.jit`` kernels, each launched by the
+"""Exercises of lab 12 (Triton, chapter 12): six of its eight ``@triton.jit`` kernels (the ramp's two are in ``ch12_triton_ramp``), each launched by the
 checker itself on fresh random tensors (NaN-poisoned outputs, sizes that are not multiples of
 the block among them), in Triton's interpreter on the simulator (``_triton`` explains the
 machinery: out-of-bounds accesses are stopped and named, correct kernels are also compiled for a
