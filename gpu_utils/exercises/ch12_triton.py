@@ -1343,11 +1343,18 @@ def _attention_keys_seen(case: TritonCase, mismatch: Mismatch) -> str:
     short = short if all(lo == 0 for lo, _ in seen.values()) else set()
     late = all(lo == i // bm * bm > 0 and hi >= need[i][1] for i, (lo, hi) in seen.items())
     if causal and late:
+        # the same output as a loop that keeps only its last key block (acc and l_i zeroed by
+        # alpha = exp(-inf - m_new) when m_i is never updated, or reset inside the loop): the
+        # causal loop's last block is the query's own; both causes are named (a blind answer
+        # that never updated m_i was told only the first)
         cause = (
-            "each query block's loop over keys starts at its own block (start_m), so the "
-            "earlier keys never reach it: with CAUSAL the loop must start at key 0 and run up "
-            "to the end of the query block, `for start_n in range(0, tl.minimum(start_m + "
-            "BLOCK_M, seq_len), BLOCK_N)`."
+            "only the keys of each query's own block reach it, from start_m on. Either the loop "
+            "over keys starts at start_m, or what the earlier key blocks added is lost before "
+            "the last one: acc and l_i multiplied by alpha = exp(m_i - m_new) = 0 because the "
+            "running maximum m_i is never updated (`m_i = m_new`) and stays -inf, or reset "
+            "inside the loop. With CAUSAL the loop must start at key 0 and run up to "
+            "`tl.minimum(start_m + BLOCK_M, seq_len)`, and acc, l_i and m_i carry over from "
+            "block to block."
         )
     elif causal and len(short) == 1 and 0 < min(short) < bm:
         cause = (
