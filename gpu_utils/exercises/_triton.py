@@ -757,11 +757,16 @@ def explain(error: BaseException, filename: str) -> LaunchError:
             )
         elif cause.masked and unbounded:
             names = " and ".join(f"`{n}`" for n in unbounded)
+            # syntactic evidence only (the index's values are not known here): a blind
+            # answer whose block start was added twice was told to mask an index that stays
+            # inside its dimension, so the hint keeps both readings
             hint = (
                 f"your mask lets these lanes through: the pointers move with {names}, which the "
-                f"mask does not bound. Mask every dimension of the block: combine one "
-                "comparison per dimension with `&` (e.g. `(rows[:, None] < n_rows) & "
-                "(cols[None, :] < n_cols)`)."
+                f"mask does not bound. If {names} can run past the size of its dimension, mask "
+                "every dimension of the block: combine one comparison per dimension with `&` "
+                "(e.g. `(rows[:, None] < n_rows) & (cols[None, :] < n_cols)`). If not, the "
+                "offsets themselves are off: check the pointer arithmetic (each index times "
+                "its own stride, a block's start counted once)."
             )
         elif cause.masked:
             hint = (

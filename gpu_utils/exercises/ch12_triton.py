@@ -140,11 +140,15 @@ def _add_hint(case: TritonCase, mismatch: Mismatch) -> str:
     block = case.extra["block"]
     written = ~mismatch.unwritten
     if not mismatch.wrong.any() and written[:block].all() and not written[block:].any():
+        # two causes leave this output: every program wrote block 0, or only program 0's
+        # mask let lanes through (a blind answer compared the offsets with BLOCK_SIZE)
         return (
-            f"only the first block (elements 0 to {block - 1}) was written, and it is right: "
-            "every program wrote block 0. The offsets must include the program's block "
+            f"only the first block (elements 0 to {block - 1}) was written, and it is right. "
+            "Either every program wrote block 0: the offsets must include the program's block "
             "index, `pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)`, with `pid = "
-            "tl.program_id(0)`: the grid is one-dimensional, so axis 1 is always 0."
+            "tl.program_id(0)` (the grid is one-dimensional, so axis 1 is always 0); or the "
+            "other programs' masks were all False: the mask compares those offsets with the "
+            "tensor's size, `offsets < n_elements`."
         )
     if mismatch.unwritten.any() and not mismatch.wrong.any():
         first = int(np.argwhere(mismatch.unwritten)[0][0])
@@ -153,6 +157,13 @@ def _add_hint(case: TritonCase, mismatch: Mismatch) -> str:
             "cover its own block, `offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)`, with "
             "`pid = tl.program_id(0)`."
         )
+    for twice, name in ((x, "x"), (y, "y")):  # one tensor loaded for both operands
+        if _close(got, 2 * twice):
+            other = "y" if name == "x" else "x"
+            return (
+                f"your output is {name} + {name}: both loads read `{name}_ptr`; load {other} "
+                f"from `{other}_ptr`."
+            )
     for pattern, what in ((x * y, "multiplied"), (x - y, "subtracted"), (x, "x only")):
         if _close(got, pattern):
             return (
