@@ -28,26 +28,12 @@ from . import _evidence as ev
 from ._kernels import Mismatch
 from ._registry import register
 from ._triton import LaunchError, TritonCase, register_reducer, triton_exercise
+from .ch12_triton import _cdiv, _nan, _tensor
+from .ch12_triton import _relation as _observed
 
 CHAPTER = "12_triton"
 
 register_reducer()  # a compiled kernel (GPU mode) travels to the checker by its function
-
-
-def _tensor(array: np.ndarray):
-    import torch
-
-    return torch.from_numpy(np.ascontiguousarray(array))
-
-
-def _nan(*shape):
-    import torch
-
-    return torch.full(shape, float("nan"))
-
-
-def _cdiv(n: int, block: int) -> int:
-    return (n + block - 1) // block
 
 
 def _fits(
@@ -59,21 +45,6 @@ def _fits(
         return False
     with np.errstate(invalid="ignore", over="ignore"):
         return bool(np.allclose(got[where], pattern[where], rtol=rtol, atol=atol))
-
-
-def _observed(case: TritonCase, mismatch: Mismatch) -> str:
-    """ " Observed: <relation>." when ``_evidence`` finds a relation that says something."""
-    relation = ev.find_relation(
-        mismatch.got,
-        mismatch.expected,
-        rtol=case.rtol,
-        atol=case.atol,
-        poisoned=mismatch.unwritten,
-    )
-    if relation is None or relation.kind in ("unwritten", "nonfinite", "candidate"):
-        return ""
-    where = " (on the wrong elements)" if relation.subset else ""
-    return f" Observed: {relation.describe()}{where}."
 
 
 # --- triton_outer_add ---------------------------------------------------------------------------
