@@ -1,0 +1,221 @@
+"""Serving a decoder (chapter 13): the lower bound of one decode step, the KV cache, and the batch
+at which decoding stops being bound by memory.
+
+One decode step produces one token for each of ``batch`` sequences. It must read every weight the
+step multiplies by (once for the whole batch) and, for each sequence, the keys and values of all
+its earlier tokens; it does about two FLOPs per weight per sequence plus the attention over the
+context. Whichever of the two takes longer on the GPU, bytes over memory bandwidth or FLOPs over
+peak, is the step's lower bound (the roofline of chapter 04; the same reasoning as J. Austin et
+al., "How to Scale Your Model", 2025, chapter "All About Transformer Inference"). A real server
+adds kernel launches, sampling and the scheduler's work, so measured steps are slower than this
+bound; chapter 13 measures by how much.
+
+    import gpu_utils as gu
+    step = gu.inference.decode_step(gu.inference.DECODERS["Llama 2 7B"], "A100-SXM4-80GB",
+                                    batch=1, context=1024)
+    step.tokens_per_s, step.bound          # 148.3, "memory"
+    gu.inference.critical_batch("H100-SXM")   # 295: below it, decode is bound by memory
+
+Nothing here is measured: these are formulas over published shapes and datasheet figures
+(``gu.specs``); tests/test_inference.py holds them against published runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import specs as _specs
+from .memory import kv_cache_bytes
+
+__all__ = [
+    "DECODERS",
+    "DecodeStep",
+    "Decoder",
+    "critical_batch",
+    "decode_step",
+]
+
+
+@dataclass(frozen=True)
+class Decoder:
+    """A Llama-shaped decoder: ``params`` (all of them), ``layers``, ``hidden``, ``heads``,
+    ``kv_heads`` (fewer than ``heads`` with grouped-query attention: J. Ainslie et al., "GQA",
+    EMNLP 2023), ``vocab``, ``ffn`` (the SwiGLU MLP's inner width, when published) and whether
+    the output layer shares the embedding's matrix (``tied_embeddings``; Llama's does not)."""
+
+    params: float
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    vocab: int
+    ffn: int | None = None
+    tied_embeddings: bool = False
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("params", "layers", "hidden", "heads", "kv_heads", "vocab"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"Decoder: {name} must be positive, got {getattr(self, name)!r}")
+        if self.hidden % self.heads:
+            raise ValueError(
+                f"Decoder: hidden ({self.hidden}) must be a multiple of heads ({self.heads})"
+            )
+        if self.heads % self.kv_heads:
+            raise ValueError(
+                f"Decoder: heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads}): "
+                "each key-value head serves a whole group of query heads"
+            )
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden // self.heads
+
+    @property
+    def shape_params(self) -> int | None:
+        """Parameters counted from the shapes (None without ``ffn``): per layer the query and
+        output projections (h x h each), the key and value projections (h x kv_heads x head_dim
+        each), SwiGLU's three ffn x h matrices and two RMSNorm weights; then the embedding, the
+        output layer unless tied, and the final norm (Meta's reference model.py,
+        github.com/meta-llama/llama, llama/model.py)."""
+        if self.ffn is None:
+            return None
+        h, kv = self.hidden, self.kv_heads * self.head_dim
+        layer = 2 * h * h + 2 * h * kv + 3 * h * self.ffn + 2 * h
+        embeddings = self.vocab * h * (1 if self.tied_embeddings else 2)
+        return self.layers * layer + embeddings + h
+
+    @property
+    def streamed_params(self) -> float:
+        """Parameters a decode step reads whole: all but the input embedding, of which each
+        token reads one row (with tied embeddings the output layer reads the matrix anyway)."""
+        if self.tied_embeddings:
+            return self.params
+        return self.params - self.vocab * self.hidden
+
+    def kv_bytes_per_token(self, kv_bytes: float = 2) -> float:
+        """Bytes of keys and values one token keeps in the cache, over all layers."""
+        return kv_cache_bytes(self.layers, self.kv_heads, self.head_dim, 1, 1, kv_bytes)
+
+    def flops_per_token(self, context: int) -> float:
+        """FLOPs to produce one token that attends to ``context`` tokens: 2 per streamed weight
+        (a multiply and an add) and, per layer, 2 x hidden x context for the scores q.k and as
+        many for the weighted sum of values (every query head reads its group's keys)."""
+        return 2 * self.streamed_params + 4 * self.layers * self.hidden * context
+
+
+#: Published shapes. Llama 2: H. Touvron et al., "Llama 2: Open Foundation and Fine-Tuned Chat
+#: Models", 2023, Table 1 (sizes, GQA for 70B) and the released configurations (hidden, layers,
+#: heads, ffn, vocab 32,000: meta-llama/Llama-2-*-hf, config.json). Llama 3: A. Dubey et al., "The
+#: Llama 3 Herd of Models", 2024, Table 3 (layers, model and FFN dimensions, heads, 8 key-value
+#: heads), vocabulary 128,256 as released (meta-llama/Meta-Llama-3-8B, config.json).
+_L2 = "Touvron et al. 2023, Table 1; meta-llama/Llama-2-{}-hf config.json"
+_L3 = "Dubey et al. 2024, Table 3; vocabulary 128,256 as released"
+
+
+def _llama(layers: int, hidden: int, heads: int, kv_heads: int, vocab: int, ffn: int, source: str):
+    """A published Llama shape with its parameters counted from the shape (within 0.1% of the
+    published totals: tests/test_inference.py)."""
+    shape = Decoder(1, layers, hidden, heads, kv_heads, vocab, ffn, source=source)
+    return Decoder(shape.shape_params, layers, hidden, heads, kv_heads, vocab, ffn, source=source)
+
+
+DECODERS = {
+    "Llama 2 7B": _llama(32, 4096, 32, 32, 32000, 11008, _L2.format("7b")),
+    "Llama 2 13B": _llama(40, 5120, 40, 40, 32000, 13824, _L2.format("13b")),
+    "Llama 2 70B": _llama(80, 8192, 64, 8, 32000, 28672, _L2.format("70b")),
+    "Llama 3 8B": _llama(32, 4096, 32, 8, 128256, 14336, _L3),
+    "Llama 3 70B": _llama(80, 8192, 64, 8, 128256, 28672, _L3),
+    "Llama 3 405B": _llama(126, 16384, 128, 8, 128256, 53248, _L3),
+}
+
+
+@dataclass(frozen=True)
+class DecodeStep:
+    """The lower bound of one decode step (:func:`decode_step`)."""
+
+    seconds: float  #: the bound: max(memory_seconds, compute_seconds)
+    tokens_per_s: float  #: batch / seconds (all sequences together)
+    memory_bytes: float  #: what the GPU must hold: all weights and the batch's KV cache
+    bytes_moved: float  #: what one step reads: the streamed weights and every sequence's cache
+    flops: float
+    memory_seconds: float  #: bytes_moved / bandwidth
+    compute_seconds: float  #: flops / peak
+    fits: bool  #: memory_bytes within the GPU's memory
+    bound: str  #: "memory" or "compute": the larger of the two times
+
+    @property
+    def tokens_per_s_per_sequence(self) -> float:
+        """What one user sees: one token per step."""
+        return 1 / self.seconds
+
+
+def _gpu(gpu) -> _specs.GpuSpec:
+    if isinstance(gpu, _specs.GpuSpec):
+        return gpu
+    return _specs.get(gpu)
+
+
+def _peak(spec: _specs.GpuSpec, dtype: str) -> float:
+    peak = spec.peak_flops(dtype)
+    if peak is None:
+        raise ValueError(
+            f"the {spec.name} has no {dtype} tensor cores (gu.specs): pass dtype='fp16' or 'fp32'"
+        )
+    return peak
+
+
+def _positive(name: str, value: float) -> None:
+    if not value > 0:
+        raise ValueError(f"{name} must be positive, got {value!r}")
+
+
+def decode_step(
+    decoder: Decoder,
+    gpu,
+    batch: int,
+    context: int,
+    weight_bytes: float = 2,
+    kv_bytes: float = 2,
+    dtype: str = "bf16",
+) -> DecodeStep:
+    """The lower bound of one decode step of ``batch`` sequences that each attend to
+    ``context`` earlier tokens, on ``gpu`` (a ``gu.specs`` name or spec): weights stored with
+    ``weight_bytes`` per parameter (2 for bf16, 1 for int8, 0.5 for int4 without its scales),
+    the cache with ``kv_bytes`` per value, the math at ``dtype``'s peak (weight-only
+    quantisation still multiplies in bf16)."""
+    spec = _gpu(gpu)
+    _positive("batch", batch)
+    if context < 0:
+        raise ValueError(f"context must be 0 or more tokens, got {context!r}")
+    _positive("weight_bytes", weight_bytes)
+    _positive("kv_bytes", kv_bytes)
+    cache = batch * context * decoder.kv_bytes_per_token(kv_bytes)
+    bytes_moved = decoder.streamed_params * weight_bytes + cache
+    flops = batch * decoder.flops_per_token(context)
+    memory_seconds = bytes_moved / spec.hbm_bandwidth
+    compute_seconds = flops / _peak(spec, dtype)
+    seconds = max(memory_seconds, compute_seconds)
+    memory_bytes = decoder.params * weight_bytes + cache
+    return DecodeStep(
+        seconds=seconds,
+        tokens_per_s=batch / seconds,
+        memory_bytes=memory_bytes,
+        bytes_moved=bytes_moved,
+        flops=flops,
+        memory_seconds=memory_seconds,
+        compute_seconds=compute_seconds,
+        fits=memory_bytes <= spec.hbm_bytes,
+        bound="memory" if memory_seconds >= compute_seconds else "compute",
+    )
+
+
+def critical_batch(gpu, dtype: str = "bf16", weight_bytes: float = 2) -> float:
+    """The batch above which a decode step's weight matmuls are bound by compute: 2 FLOPs per
+    weight per sequence against ``weight_bytes`` per weight read once, so
+    batch = peak x weight_bytes / (2 x bandwidth). It leaves out the KV cache, which each
+    sequence reads alone (its intensity does not grow with the batch), so a long context keeps
+    a step memory-bound beyond this batch."""
+    spec = _gpu(gpu)
+    _positive("weight_bytes", weight_bytes)
+    return _peak(spec, dtype) * weight_bytes / (2 * spec.hbm_bandwidth)
