@@ -219,3 +219,178 @@ def critical_batch(gpu, dtype: str = "bf16", weight_bytes: float = 2) -> float:
     spec = _gpu(gpu)
     _positive("weight_bytes", weight_bytes)
     return _peak(spec, dtype) * weight_bytes / (2 * spec.hbm_bandwidth)
+
+
+# --- measured on this machine: a Llama-shaped decoder with a KV cache on the CPU -----------------
+
+#: Llama-shaped decoders small enough for a laptop's CPU (random weights, nothing to download),
+#: as ``gu.gpt.LlamaConfig`` fields. "125M": GPT-3 Small's width and depth (Brown et al. 2020,
+#: Table 2.1: 12 layers, 768 wide, 12 heads) with Llama's blocks, 4 key-value heads, a SwiGLU of
+#: 2,048 and Llama 2's 32,000-token vocabulary: 124.7M parameters. "1.1B": TinyLlama-1.1B's shape
+#: (P. Zhang et al., "TinyLlama", 2024, Table 1: 22 layers, 2,048 wide, 32 heads, 4 key-value
+#: heads, intermediate 5,632, vocabulary 32,000): 1.10B parameters.
+CPU_SHAPES = {
+    "125M": dict(vocab_size=32000, d_model=768, n_layers=12, n_heads=12, n_kv_heads=4,
+                 ffn_hidden=2048),
+    "1.1B": dict(vocab_size=32000, d_model=2048, n_layers=22, n_heads=32, n_kv_heads=4,
+                 ffn_hidden=5632),
+}  # fmt: skip
+
+
+class KVCache:
+    """Keys and values of every layer for ``batch`` sequences of up to ``length`` tokens, kept
+    at the model's ``n_kv_heads`` (grouped-query attention keeps no copies per query head)."""
+
+    def __init__(self, config, batch: int, length: int, dtype, device="cpu") -> None:
+        import torch
+
+        shape = (batch, length, config.n_kv_heads, config.head_dim)
+        self.keys = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(config.n_layers)]
+        self.values = [torch.zeros_like(k) for k in self.keys]
+        self.length = length
+
+    @property
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in self.keys + self.values)
+
+
+def _attend(attention, x, keys, values, start: int):
+    """One layer's attention for the new tokens ``x`` at positions ``start`` onwards: their keys
+    and values go into the cache, their queries attend to every cached position up to their own
+    (the same projections, RoPE and causal rule as ``gu.gpt.LlamaAttention``)."""
+    import torch
+    import torch.nn.functional as F
+
+    from .gpt import _rope
+
+    b, s, h = x.shape
+    c = attention.config
+    end = start + s
+    cos, sin = attention.cos[start:end].to(x.dtype), attention.sin[start:end].to(x.dtype)
+    q = _rope(attention.wq(x).view(b, s, c.n_heads, c.head_dim), cos, sin)
+    keys[:, start:end] = _rope(attention.wk(x).view(b, s, c.n_kv_heads, c.head_dim), cos, sin)
+    values[:, start:end] = attention.wv(x).view(b, s, c.n_kv_heads, c.head_dim)
+    k, v = keys[:, :end].transpose(1, 2), values[:, :end].transpose(1, 2)
+    # query i (position start + i) sees keys 0 .. start + i
+    mask = None
+    if s > 1:
+        mask = torch.ones(s, end, dtype=torch.bool, device=x.device).tril(diagonal=start)
+    y = F.scaled_dot_product_attention(q.transpose(1, 2), k, v, attn_mask=mask, enable_gqa=True)
+    return attention.wo(y.transpose(1, 2).reshape(b, s, h))
+
+
+def forward_cached(model, idx, cache: KVCache, start: int):
+    """Logits for the tokens ``idx`` (batch, new tokens) of a ``gu.gpt.Llama`` that continue
+    sequences whose first ``start`` tokens are in ``cache``: a prefill when ``start`` is 0 and
+    ``idx`` is the prompt, a decode step when ``idx`` holds one token per sequence."""
+    end = start + idx.shape[1]
+    if end > min(cache.length, model.config.seq_len):
+        raise ValueError(
+            f"positions up to {end} do not fit: the cache holds {cache.length} tokens and the "
+            f"model's RoPE table {model.config.seq_len}; build both longer"
+        )
+    x = model.tok_embeddings(idx)
+    for layer, keys, values in zip(model.layers, cache.keys, cache.values, strict=True):
+        x = x + _attend(layer.attention, layer.attention_norm(x), keys, values, start)
+        x = x + layer.feed_forward(layer.ffn_norm(x))
+    return model.output(model.norm(x))
+
+
+def cpu_read_bandwidth(nbytes: int = 256 * 2**20, repeats: int = 5) -> float:
+    """Bytes per second this CPU reads from memory, the best of ``repeats`` sums of a
+    ``nbytes`` float32 tensor far larger than its caches (``torch.sum``: each element read
+    once, one add each, on every core torch uses): the bound a decode step that streams its
+    weights cannot beat on this machine."""
+    import time
+
+    import torch
+
+    src = torch.ones(nbytes // 4, dtype=torch.float32)
+    src.sum()  # touch the pages once
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        src.sum()
+        best = min(best, time.perf_counter() - t0)
+    return src.numel() * 4 / best
+
+
+@dataclass(frozen=True)
+class CpuDecode:
+    """What :func:`measure_cpu_decode` measured (a CPU, not a GPU)."""
+
+    params: int
+    batch: int
+    prompt: int
+    steps: int
+    dtype: str
+    prefill_tokens_per_s: float  #: prompt tokens of the whole batch per second
+    decode_tokens_per_s: float  #: new tokens of the whole batch per second
+    bytes_per_step: float  #: streamed weights + the batch's cache at the mean context
+    read_bandwidth: float  #: :func:`cpu_read_bandwidth`, measured just before
+
+    @property
+    def bound_tokens_per_s(self) -> float:
+        """The decode rate if every step read its bytes at the measured read bandwidth."""
+        return self.batch * self.read_bandwidth / self.bytes_per_step
+
+    @property
+    def share_of_bound(self) -> float:
+        return self.decode_tokens_per_s / self.bound_tokens_per_s
+
+
+def measure_cpu_decode(
+    shape: str | dict = "125M",
+    batch: int = 1,
+    prompt: int = 32,
+    steps: int = 16,
+    dtype: str = "float32",
+    seed: int = 0,
+) -> CpuDecode:
+    """Build a Llama-shaped decoder with random weights (``CPU_SHAPES[shape]`` or a dict of
+    ``gu.gpt.LlamaConfig`` fields), prefill a random prompt of ``prompt`` tokens for ``batch``
+    sequences, then time ``steps`` decode steps (greedy, one token per sequence each) on this
+    CPU, and set the decode rate against this CPU's read bandwidth."""
+    import time
+
+    import torch
+
+    from . import gpt
+
+    fields = CPU_SHAPES[shape] if isinstance(shape, str) else dict(shape)
+    _positive("batch", batch)
+    _positive("prompt", prompt)
+    _positive("steps", steps)
+    torch_dtype = getattr(torch, dtype)
+    length = prompt + steps
+    config = gpt.LlamaConfig(seq_len=length, **fields)
+    torch.manual_seed(seed)
+    model = gpt.Llama(config).to(torch_dtype).eval()
+    n_params = gpt.llama_n_params(config)
+    cache = KVCache(config, batch, length, torch_dtype)
+    tokens = torch.randint(0, config.vocab_size, (batch, prompt))
+    bandwidth = cpu_read_bandwidth()
+    with torch.inference_mode():
+        t0 = time.perf_counter()
+        logits = forward_cached(model, tokens, cache, 0)
+        prefill_s = time.perf_counter() - t0
+        token = logits[:, -1:].argmax(-1)
+        t0 = time.perf_counter()
+        for step in range(steps):
+            token = forward_cached(model, token, cache, prompt + step)[:, -1:].argmax(-1)
+        decode_s = time.perf_counter() - t0
+    size = torch.finfo(torch_dtype).bits // 8
+    streamed = n_params - config.vocab_size * config.d_model  # one embedding row per token
+    mean_context = prompt + (steps + 1) / 2
+    kv_per_token = cache.nbytes / (batch * length)
+    return CpuDecode(
+        params=n_params,
+        batch=batch,
+        prompt=prompt,
+        steps=steps,
+        dtype=dtype,
+        prefill_tokens_per_s=batch * prompt / prefill_s,
+        decode_tokens_per_s=batch * steps / decode_s,
+        bytes_per_step=streamed * size + batch * mean_context * kv_per_token,
+        read_bandwidth=bandwidth,
+    )

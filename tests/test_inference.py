@@ -19,12 +19,12 @@ import pytest
 
 import gpu_utils as gu
 
-I = gu.inference
+inf = gu.inference
 GPT_FAST_CONTEXT = 5 + 100  # a 5-token prompt and 200 new tokens: the mean context of a step
 
 
 def test_llama_2_7b_reads_what_gpt_fast_measured_per_token():
-    step = I.decode_step(I.DECODERS["Llama 2 7B"], "A100-SXM4-80GB", 1, GPT_FAST_CONTEXT)
+    step = inf.decode_step(inf.DECODERS["Llama 2 7B"], "A100-SXM4-80GB", 1, GPT_FAST_CONTEXT)
     published_bytes = 1397.31e9 / 104.9
     assert step.bytes_moved == pytest.approx(published_bytes, rel=0.01)
     assert step.bound == "memory"
@@ -33,17 +33,17 @@ def test_llama_2_7b_reads_what_gpt_fast_measured_per_token():
 
 
 def test_llama_2_70b_does_not_fit_an_a100_in_bf16_and_does_in_int8():
-    d = I.DECODERS["Llama 2 70B"]
-    bf16 = I.decode_step(d, "A100-SXM4-80GB", 1, GPT_FAST_CONTEXT)
-    int8 = I.decode_step(d, "A100-SXM4-80GB", 1, GPT_FAST_CONTEXT, weight_bytes=1)
+    d = inf.DECODERS["Llama 2 70B"]
+    bf16 = inf.decode_step(d, "A100-SXM4-80GB", 1, GPT_FAST_CONTEXT)
+    int8 = inf.decode_step(d, "A100-SXM4-80GB", 1, GPT_FAST_CONTEXT, weight_bytes=1)
     assert not bf16.fits and int8.fits
     # int8 adds a bf16 scale per output channel (gpt-fast's WeightOnlyInt8Linear): under 0.1%
     assert int8.bytes_moved == pytest.approx(1322.58e9 / 19.13, rel=0.01)
-    assert 19.13 < int8.tokens_per_s
+    assert int8.tokens_per_s > 19.13
 
 
 def test_the_kv_cache_of_one_llama_13b_sequence_is_vllms_1_7_gb():
-    per_token = I.DECODERS["Llama 2 13B"].kv_bytes_per_token()
+    per_token = inf.DECODERS["Llama 2 13B"].kv_bytes_per_token()
     assert round(per_token * 2048 / 1e9, 1) == 1.7
 
 
@@ -59,14 +59,14 @@ def test_the_kv_cache_of_one_llama_13b_sequence_is_vllms_1_7_gb():
     ],
 )
 def test_parameters_counted_from_the_shapes_match_the_published_totals(name, published):
-    d = I.DECODERS[name]
+    d = inf.DECODERS[name]
     assert d.params == d.shape_params
     assert d.params == pytest.approx(published, rel=0.005)
 
 
 def test_grouped_query_attention_keeps_only_the_key_value_heads():
-    llama3_70b, llama2_70b = I.DECODERS["Llama 3 70B"], I.DECODERS["Llama 2 70B"]
-    mha = I.Decoder(llama3_70b.params, 80, 8192, 64, 64, 128256)
+    llama3_70b, llama2_70b = inf.DECODERS["Llama 3 70B"], inf.DECODERS["Llama 2 70B"]
+    mha = inf.Decoder(llama3_70b.params, 80, 8192, 64, 64, 128256)
     assert mha.kv_bytes_per_token() == 8 * llama3_70b.kv_bytes_per_token()
     # 2 (K and V) x 80 layers x 8 heads x 128 dims x 2 bytes
     assert llama2_70b.kv_bytes_per_token() == 2 * 80 * 8 * 128 * 2
@@ -75,34 +75,34 @@ def test_grouped_query_attention_keeps_only_the_key_value_heads():
 @pytest.mark.parametrize("gpu", ["A100-SXM4-80GB", "H100-SXM", "H200", "L4"])
 def test_decode_turns_compute_bound_at_the_critical_batch(gpu):
     # with no context the step is the weight matmuls alone; the critical batch separates them
-    decoder = I.DECODERS["Llama 3 8B"]
-    b = I.critical_batch(gpu)
-    below = I.decode_step(decoder, gpu, int(b * 0.9), context=0)
-    above = I.decode_step(decoder, gpu, int(b * 1.1) + 1, context=0)
+    decoder = inf.DECODERS["Llama 3 8B"]
+    b = inf.critical_batch(gpu)
+    below = inf.decode_step(decoder, gpu, int(b * 0.9), context=0)
+    above = inf.decode_step(decoder, gpu, int(b * 1.1) + 1, context=0)
     assert below.bound == "memory" and above.bound == "compute"
     spec = gu.specs.get(gpu)
     assert b == pytest.approx(spec.bf16_dense_flops / spec.hbm_bandwidth)
 
 
 def test_a_long_context_keeps_a_large_batch_bound_by_memory():
-    decoder, gpu = I.DECODERS["Llama 3 8B"], "H100-SXM"
-    batch = int(2 * I.critical_batch(gpu))
-    assert I.decode_step(decoder, gpu, batch, context=0).bound == "compute"
-    assert I.decode_step(decoder, gpu, batch, context=32768).bound == "memory"
+    decoder, gpu = inf.DECODERS["Llama 3 8B"], "H100-SXM"
+    batch = int(2 * inf.critical_batch(gpu))
+    assert inf.decode_step(decoder, gpu, batch, context=0).bound == "compute"
+    assert inf.decode_step(decoder, gpu, batch, context=32768).bound == "memory"
 
 
 def test_int8_weights_halve_the_memory_bound_time_at_batch_1():
-    decoder = I.DECODERS["Llama 3 8B"]
-    bf16 = I.decode_step(decoder, "H100-SXM", 1, 0)
-    int8 = I.decode_step(decoder, "H100-SXM", 1, 0, weight_bytes=1)
+    decoder = inf.DECODERS["Llama 3 8B"]
+    bf16 = inf.decode_step(decoder, "H100-SXM", 1, 0)
+    int8 = inf.decode_step(decoder, "H100-SXM", 1, 0, weight_bytes=1)
     assert int8.seconds == pytest.approx(bf16.seconds / 2)
-    assert I.critical_batch("H100-SXM", weight_bytes=1) == pytest.approx(
-        I.critical_batch("H100-SXM") / 2
+    assert inf.critical_batch("H100-SXM", weight_bytes=1) == pytest.approx(
+        inf.critical_batch("H100-SXM") / 2
     )
 
 
 def test_batch_tokens_are_counted_for_all_sequences():
-    step = I.decode_step(I.DECODERS["Llama 2 7B"], "H100-SXM", 8, 512)
+    step = inf.decode_step(inf.DECODERS["Llama 2 7B"], "H100-SXM", 8, 512)
     assert step.tokens_per_s == pytest.approx(8 / step.seconds)
     assert step.tokens_per_s_per_sequence == pytest.approx(1 / step.seconds)
     assert step.seconds == max(step.memory_seconds, step.compute_seconds)
@@ -111,12 +111,12 @@ def test_batch_tokens_are_counted_for_all_sequences():
 @pytest.mark.parametrize(
     ("call", "words"),
     [
-        (lambda: I.decode_step(I.DECODERS["Llama 2 7B"], "T4", 1, 1), "dtype='fp16'"),
-        (lambda: I.critical_batch("T4"), "no bf16 tensor cores"),
-        (lambda: I.decode_step(I.DECODERS["Llama 2 7B"], "H100-SXM", 0, 1), "batch must be"),
-        (lambda: I.decode_step(I.DECODERS["Llama 2 7B"], "H100-SXM", 1, -1), "context must"),
-        (lambda: I.Decoder(7e9, 32, 4096, 32, 5, 32000), "multiple of kv_heads"),
-        (lambda: I.Decoder(7e9, 32, 4100, 32, 32, 32000), "multiple of heads"),
+        (lambda: inf.decode_step(inf.DECODERS["Llama 2 7B"], "T4", 1, 1), "dtype='fp16'"),
+        (lambda: inf.critical_batch("T4"), "no bf16 tensor cores"),
+        (lambda: inf.decode_step(inf.DECODERS["Llama 2 7B"], "H100-SXM", 0, 1), "batch must be"),
+        (lambda: inf.decode_step(inf.DECODERS["Llama 2 7B"], "H100-SXM", 1, -1), "context must"),
+        (lambda: inf.Decoder(7e9, 32, 4096, 32, 5, 32000), "multiple of kv_heads"),
+        (lambda: inf.Decoder(7e9, 32, 4100, 32, 32, 32000), "multiple of heads"),
     ],
 )
 def test_bad_input_says_what_to_do(call, words):
@@ -126,8 +126,83 @@ def test_bad_input_says_what_to_do(call, words):
 
 def test_an_unknown_gpu_names_the_known_ones():
     with pytest.raises(KeyError, match="known GPUs"):
-        I.critical_batch("H1000")
+        inf.critical_batch("H1000")
 
 
 def test_a_t4_works_in_fp16():
-    assert I.critical_batch("T4", dtype="fp16") == pytest.approx(65e12 * 2 / (2 * 320e9))
+    assert inf.critical_batch("T4", dtype="fp16") == pytest.approx(65e12 * 2 / (2 * 320e9))
+
+
+# --- the CPU decoder: a KV cache that gives gu.gpt.Llama's own logits ---------------------------
+
+SMALL = dict(vocab_size=97, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, ffn_hidden=48)
+
+
+def _small_llama(seq_len=24, **fields):
+    import torch
+
+    torch.manual_seed(0)
+    config = gu.gpt.LlamaConfig(seq_len=seq_len, **{**SMALL, **fields})
+    return gu.gpt.Llama(config).double().eval()
+
+
+@pytest.mark.parametrize("n_kv_heads", [1, 2, 4])
+def test_prefill_then_decode_gives_the_full_forwards_logits(n_kv_heads):
+    import torch
+
+    model = _small_llama(n_kv_heads=n_kv_heads)
+    tokens = torch.randint(0, 97, (3, 20))
+    with torch.no_grad():
+        full, _ = model(tokens)  # no cache: every position from scratch (the oracle)
+        cache = inf.KVCache(model.config, 3, 20, torch.float64)
+        pieces = [inf.forward_cached(model, tokens[:, :7], cache, 0)]  # prefill 7
+        pieces.append(inf.forward_cached(model, tokens[:, 7:10], cache, 7))  # a chunk of 3
+        for pos in range(10, 20):  # then one token at a time
+            pieces.append(inf.forward_cached(model, tokens[:, pos : pos + 1], cache, pos))
+    torch.testing.assert_close(torch.cat(pieces, dim=1), full, rtol=1e-10, atol=1e-10)
+
+
+def test_the_cache_holds_only_the_key_value_heads():
+    import torch
+
+    model = _small_llama(n_kv_heads=1)
+    cache = inf.KVCache(model.config, batch=2, length=10, dtype=torch.float32)
+    # 2 (K and V) x layers x kv heads x head_dim x tokens x batch x 4 bytes
+    assert cache.nbytes == 2 * 2 * 1 * 8 * 10 * 2 * 4
+
+
+def test_a_position_past_the_cache_says_what_to_do():
+    import torch
+
+    model = _small_llama()
+    cache = inf.KVCache(model.config, 1, 8, torch.float64)
+    with pytest.raises(ValueError, match="build both longer"):
+        inf.forward_cached(model, torch.zeros(1, 1, dtype=torch.long), cache, 8)
+
+
+def test_the_cpu_shapes_have_their_published_sizes():
+    # GPT-3 Small's width and depth with Llama's blocks; TinyLlama-1.1B (Zhang et al. 2024)
+    sizes = {k: gu.gpt.llama_n_params(gu.gpt.LlamaConfig(**v)) for k, v in inf.CPU_SHAPES.items()}
+    assert sizes["125M"] == pytest.approx(125e6, rel=0.01)
+    assert sizes["1.1B"] == pytest.approx(1.1e9, rel=0.01)
+
+
+def test_a_cpu_decode_is_measured_and_set_against_the_read_bandwidth():
+    small = dict(SMALL, vocab_size=1000, d_model=64, ffn_hidden=128)
+    r = inf.measure_cpu_decode(small, batch=2, prompt=4, steps=3)
+    assert r.decode_tokens_per_s > 0 and r.prefill_tokens_per_s > 0 and r.read_bandwidth > 1e8
+    assert r.params == gu.gpt.llama_n_params(gu.gpt.LlamaConfig(**small))
+    assert r.bound_tokens_per_s == pytest.approx(2 * r.read_bandwidth / r.bytes_per_step)
+
+
+def test_decoder_shape_params_agree_with_the_llama_block_of_chapter_08b():
+    d = inf.DECODERS["Llama 3 8B"]
+    config = gu.gpt.LlamaConfig(
+        vocab_size=d.vocab,
+        d_model=d.hidden,
+        n_layers=d.layers,
+        n_heads=d.heads,
+        n_kv_heads=d.kv_heads,
+        ffn_hidden=d.ffn,
+    )
+    assert d.shape_params == gu.gpt.llama_n_params(config)
