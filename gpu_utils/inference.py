@@ -394,3 +394,99 @@ def measure_cpu_decode(
         bytes_per_step=streamed * size + batch * mean_context * kv_per_token,
         read_bandwidth=bandwidth,
     )
+
+
+# --- weight-only quantisation (section 6) ----------------------------------------------------------
+
+
+def quantized_bytes_per_weight(
+    bits: int, group: int | None = None, scale_bytes: float = 2
+) -> float:
+    """Bytes one weight takes when stored in ``bits`` with one ``scale_bytes`` scale per
+    ``group`` weights (None: one scale per output row, negligible for a large matrix)."""
+    if bits not in (2, 3, 4, 8):
+        raise ValueError(f"bits must be 2, 3, 4 or 8, got {bits!r}")
+    if group is not None:
+        _positive("group", group)
+    return bits / 8 + (scale_bytes / group if group else 0)
+
+
+def weight_only_speedup_bound(
+    bits: int, group: int | None = 128, scale_bytes: float = 2, base_bytes: float = 2
+) -> float:
+    """How much faster a memory-bound matmul (a decode step at small batch) can get when its
+    weights are stored in ``bits`` instead of ``base_bytes`` each: the ratio of bytes read. At 4
+    bits with a 2-byte scale per 128 weights: 16 / 4.125 = 3.88, the "optimal 3.87x" that
+    Marlin's README quotes (E. Frantar and D. Alistarh, github.com/IST-DASLab/marlin)."""
+    return base_bytes / quantized_bytes_per_weight(bits, group, scale_bytes)
+
+
+def quantize(weight, bits: int = 4, group: int = 128):
+    """Symmetric round-to-nearest quantisation of a 2-D ``weight`` (out x in, numpy or torch)
+    along its rows in groups of ``group`` inputs: ``(q, scales)`` with integers q in
+    [-(2^(bits-1) - 1), 2^(bits-1) - 1] (int8 storage) and one float scale per group,
+    ``weight ~ q * scale`` (the absmax scheme of LLM.int8's vector-wise quantisation and of
+    gpt-fast's ``quantize.py``; GPTQ and AWQ choose q more cleverly, not the format)."""
+    import numpy as np
+
+    w = np.asarray(weight, dtype=np.float32)
+    if w.ndim != 2:
+        raise ValueError(f"quantize takes a 2-D weight (out x in), got shape {w.shape}")
+    out, inp = w.shape
+    if inp % group:
+        raise ValueError(f"the input dimension {inp} must be a multiple of the group {group}")
+    qmax = 2 ** (bits - 1) - 1
+    groups = w.reshape(out, inp // group, group)
+    scales = np.abs(groups).max(axis=-1) / qmax
+    scales[scales == 0] = 1.0  # an all-zero group: any scale gives q = 0
+    q = np.clip(np.rint(groups / scales[..., None]), -qmax, qmax).astype(np.int8)
+    return q.reshape(out, inp), scales.astype(np.float32)
+
+
+def dequantize(q, scales):
+    """The float weights ``q * scale`` that :func:`quantize` stands for."""
+    import numpy as np
+
+    q = np.asarray(q, dtype=np.float32)
+    out, inp = q.shape
+    group = inp // scales.shape[1]
+    return (q.reshape(out, -1, group) * scales[..., None]).reshape(out, inp)
+
+
+# --- speculative decoding (section 7) --------------------------------------------------------------
+
+
+def speculative_expected_tokens(acceptance: float, draft: int) -> float:
+    """Tokens one verification step yields on average when the target accepts each of ``draft``
+    proposed tokens with probability ``acceptance`` independently: (1 - a^(k+1)) / (1 - a)
+    (Y. Leviathan, M. Kalman and Y. Matias, "Fast Inference from Transformers via Speculative
+    Decoding", ICML 2023, equation 1): the accepted prefix plus the target's own next token."""
+    if not 0 <= acceptance <= 1:
+        raise ValueError(f"acceptance is a probability in [0, 1], got {acceptance!r}")
+    if draft < 0 or int(draft) != draft:
+        raise ValueError(f"draft is a whole number of tokens, 0 or more, got {draft!r}")
+    if acceptance == 1:
+        return draft + 1.0
+    return (1 - acceptance ** (draft + 1)) / (1 - acceptance)
+
+
+def speculative_speedup(acceptance: float, draft: int, cost_ratio: float) -> float:
+    """Expected walltime improvement over plain decoding when one draft step costs
+    ``cost_ratio`` of a target step: E[tokens] / (draft x cost_ratio + 1) (Leviathan et al.
+    2023, Theorem 3.8), assuming the target verifies ``draft`` tokens as fast as it decodes one
+    (true while the step is bound by reading its weights)."""
+    if cost_ratio < 0:
+        raise ValueError(f"cost_ratio must be 0 or more, got {cost_ratio!r}")
+    return speculative_expected_tokens(acceptance, draft) / (draft * cost_ratio + 1)
+
+
+def speculative_monte_carlo(acceptance: float, draft: int, steps: int = 100_000, seed: int = 0):
+    """The mean tokens per verification step over ``steps`` simulated steps: each drafted token
+    is accepted with probability ``acceptance`` until the first rejection; the step yields the
+    accepted tokens plus one from the target (its correction, or a bonus after all ``draft``)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    accepted = rng.random((steps, draft)) < acceptance
+    prefix = np.cumprod(accepted, axis=1).sum(axis=1) if draft else np.zeros(steps)
+    return float(np.mean(prefix + 1))

@@ -15,6 +15,9 @@ Published cases (kept out of the chapter's prose so that they stay a fair test):
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 
 import gpu_utils as gu
@@ -206,3 +209,49 @@ def test_decoder_shape_params_agree_with_the_llama_block_of_chapter_08b():
         ffn_hidden=d.ffn,
     )
     assert d.shape_params == gu.gpt.llama_n_params(config)
+
+
+# --- quantised weights and speculative decoding ------------------------------------------------
+
+
+def test_int4_with_group_scales_gives_marlins_optimal_3_87x():
+    # Marlin's README: "the optimal 3.87x (note the 0.125 bits storage overhead of the group
+    # scales)" at group size 128 over FP16 weights
+    bound = inf.weight_only_speedup_bound(4, 128)
+    assert math.floor(bound * 100) / 100 == 3.87
+    assert inf.quantized_bytes_per_weight(4, 128) * 8 == 4.125
+
+
+def test_quantize_round_trips_within_half_a_step_per_group():
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((16, 384)).astype(np.float32)
+    w[3, :128] = 0  # an all-zero group stays zero
+    for bits in (8, 4):
+        q, scales = inf.quantize(w, bits=bits, group=128)
+        assert q.dtype == np.int8 and scales.shape == (16, 3)
+        assert np.abs(q).max() <= 2 ** (bits - 1) - 1
+        error = np.abs(inf.dequantize(q, scales) - w).reshape(16, 3, 128)
+        assert np.all(error <= scales[..., None] / 2 + 1e-6)
+        assert np.all(inf.dequantize(q, scales)[3, :128] == 0)
+
+
+def test_quantize_says_what_to_do_with_a_bad_shape():
+    with pytest.raises(ValueError, match="multiple of the group 128"):
+        inf.quantize(np.ones((4, 100)), group=128)
+    with pytest.raises(ValueError, match="2-D weight"):
+        inf.quantize(np.ones(128))
+
+
+@pytest.mark.parametrize(
+    ("acceptance", "draft"), [(0.0, 3), (0.5, 1), (0.8, 4), (0.9, 7), (1.0, 5)]
+)
+def test_expected_tokens_per_verification_match_a_monte_carlo_run(acceptance, draft):
+    formula = inf.speculative_expected_tokens(acceptance, draft)
+    simulated = inf.speculative_monte_carlo(acceptance, draft, steps=200_000, seed=2)
+    assert simulated == pytest.approx(formula, rel=0.01)
+
+
+def test_speculation_pays_only_when_the_draft_is_cheap_and_often_right():
+    assert inf.speculative_speedup(0.8, 4, cost_ratio=0.05) > 2.5
+    assert inf.speculative_speedup(0.3, 4, cost_ratio=0.5) < 1
+    assert inf.speculative_speedup(0.8, 0, cost_ratio=0.05) == 1  # no draft: plain decoding
