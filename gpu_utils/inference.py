@@ -490,3 +490,278 @@ def speculative_monte_carlo(acceptance: float, draft: int, steps: int = 100_000,
     accepted = rng.random((steps, draft)) < acceptance
     prefix = np.cumprod(accepted, axis=1).sum(axis=1) if draft else np.zeros(steps)
     return float(np.mean(prefix + 1))
+
+
+# --- the KV cache in pages (section 5) -------------------------------------------------------------
+
+
+class CacheFull(RuntimeError):
+    """No free block is left for a sequence that needs one."""
+
+
+class PagedAllocator:
+    """vLLM's block table (W. Kwon et al., "Efficient Memory Management for Large Language Model
+    Serving with PagedAttention", SOSP 2023, section 4.2): the cache is ``num_blocks`` blocks of
+    ``block_size`` tokens; a sequence owns a list of blocks (its block table), not one
+    contiguous region, and takes a new block only when its last one is full, so at most
+    ``block_size - 1`` slots of each sequence stand empty."""
+
+    def __init__(self, num_blocks: int, block_size: int = 16) -> None:
+        _positive("num_blocks", num_blocks)
+        _positive("block_size", block_size)
+        self.block_size = block_size
+        self.num_blocks = num_blocks
+        self._free = list(range(num_blocks - 1, -1, -1))  # pop() hands out block 0 first
+        self._tables: dict = {}
+        self._tokens: dict = {}
+
+    @property
+    def free_blocks(self) -> int:
+        return len(self._free)
+
+    def blocks_for(self, tokens: int) -> int:
+        return -(-tokens // self.block_size)
+
+    def block_table(self, seq) -> list[int]:
+        return list(self._tables[seq])
+
+    def tokens(self, seq) -> int:
+        return self._tokens[seq]
+
+    def can_grow(self, seq, tokens: int = 1) -> bool:
+        """Whether ``seq`` (new or held) can take ``tokens`` more without running out."""
+        held = self._tokens.get(seq, 0)
+        need = self.blocks_for(held + tokens) - self.blocks_for(held)
+        return need <= len(self._free)
+
+    def grow(self, seq, tokens: int = 1) -> list[int]:
+        """Give ``seq`` room for ``tokens`` more tokens (a new sequence starts at 0); returns
+        the blocks it newly took. Raises :class:`CacheFull`, taking nothing, when too few
+        blocks are free."""
+        if tokens < 0:
+            raise ValueError(f"tokens must be 0 or more, got {tokens!r}")
+        if not self.can_grow(seq, tokens):
+            raise CacheFull(
+                f"sequence {seq!r} needs more blocks than the {len(self._free)} free: free a "
+                "sequence (preempt it) or wait for one to finish"
+            )
+        held = self._tokens.get(seq, 0)
+        new = [
+            self._free.pop() for _ in range(self.blocks_for(held + tokens) - self.blocks_for(held))
+        ]
+        self._tables.setdefault(seq, []).extend(new)
+        self._tokens[seq] = held + tokens
+        return new
+
+    def free(self, seq) -> None:
+        """Return every block of ``seq`` (it finished, or was preempted)."""
+        self._free.extend(reversed(self._tables.pop(seq)))
+        del self._tokens[seq]
+
+    @property
+    def used_slots(self) -> int:
+        return sum(len(t) for t in self._tables.values()) * self.block_size
+
+    @property
+    def wasted_slots(self) -> int:
+        """Slots held but not filled: the unused tail of each sequence's last block."""
+        return self.used_slots - sum(self._tokens.values())
+
+
+def cache_waste(lengths, reserve: int | None = None, block_size: int | None = None) -> float:
+    """The share of the KV-cache slots held for the sequences of ``lengths`` tokens that hold
+    no token: with a contiguous region of ``reserve`` slots per sequence (its maximum length,
+    as systems before vLLM reserved), or with blocks of ``block_size`` (paging); give one."""
+    lengths = [int(n) for n in lengths]
+    if (reserve is None) == (block_size is None):
+        raise ValueError("give either reserve= (contiguous) or block_size= (paged), not both")
+    if not lengths or min(lengths) < 1:
+        raise ValueError("lengths must be a non-empty list of positive token counts")
+    if reserve is not None:
+        if max(lengths) > reserve:
+            raise ValueError(f"a sequence of {max(lengths)} tokens does not fit {reserve} slots")
+        held = reserve * len(lengths)
+    else:
+        _positive("block_size", block_size)
+        held = sum(-(-n // block_size) * block_size for n in lengths)
+    return 1 - sum(lengths) / held
+
+
+# --- batching: a scheduler the learner drives (section 4) ----------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    """A request that arrives at step number ``arrival`` (steps count from 0) with a ``prompt``
+    of tokens and wants ``output`` new tokens."""
+
+    id: int
+    arrival: int
+    prompt: int
+    output: int
+
+    def __post_init__(self) -> None:
+        if self.arrival < 0 or self.prompt < 1 or self.output < 1:
+            raise ValueError(f"request {self.id}: arrival >= 0, prompt >= 1 and output >= 1")
+
+
+@dataclass
+class _Seq:
+    request: Request
+    to_prefill: int  # prompt tokens (and, after a preemption, generated ones) not yet in the cache
+    generated: int = 0
+
+
+@dataclass(frozen=True)
+class ServeResult:
+    """What :func:`serve` recorded. Times are in steps, or in seconds with ``step_time``."""
+
+    steps: int
+    seconds: float
+    first_token: dict  #: request id -> time from arrival to its first token (TTFT)
+    per_token: dict  #: request id -> mean time between its later tokens (TPOT)
+    finished: dict  #: request id -> time from arrival to its last token
+    tokens: int  #: output tokens produced
+    preemptions: int
+    trace: list  #: per step: (decode tokens, prefill tokens, sequences running, free blocks)
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.tokens / self.seconds
+
+
+def _step_cost(step_time, decode: int, prefill: int, context: int) -> float:
+    return 1.0 if step_time is None else step_time(decode, prefill, context)
+
+
+def serve(
+    requests,
+    policy: str = "continuous",
+    token_budget: int = 512,
+    num_blocks: int = 1024,
+    block_size: int = 16,
+    max_batch: int | None = None,
+    step_time=None,
+    max_steps: int = 1_000_000,
+) -> ServeResult:
+    """Run ``requests`` through one model replica, step by step.
+
+    ``"continuous"`` (iteration-level scheduling: G. Yu et al., "Orca", OSDI 2022; chunked
+    prefill within a token budget: A. Agrawal et al., "Sarathi-Serve", OSDI 2024): each step
+    first gives every running sequence its next token, then spends what is left of
+    ``token_budget`` on prompt chunks, oldest request first, admitting new requests while the
+    cache and ``max_batch`` allow; a request's first token comes out of the step that
+    finishes its prompt. When a running sequence needs a block and none is free, the most
+    recently admitted sequence is preempted: its blocks are freed and it is queued first to
+    be prefilled again, its tokens so far included (vLLM's recomputation, Kwon et al. 2023,
+    section 4.5).
+    ``"static"``: a batch of up to ``max_batch`` requests is admitted only when the previous
+    batch has completely finished, as before iteration-level scheduling.
+
+    ``step_time(decode_tokens, prefill_tokens, context_tokens)`` gives a step's seconds (for
+    instance from :func:`decode_step`'s bound); without it every step counts 1."""
+    if policy not in ("continuous", "static"):
+        raise ValueError(f"policy must be 'continuous' or 'static', got {policy!r}")
+    _positive("token_budget", token_budget)
+    requests = sorted(requests, key=lambda r: (r.arrival, r.id))
+    if len({r.id for r in requests}) != len(requests):
+        raise ValueError("every request needs its own id")
+    cache = PagedAllocator(num_blocks, block_size)
+    for r in requests:
+        if cache.blocks_for(r.prompt + r.output) > num_blocks:
+            raise ValueError(
+                f"request {r.id} needs {r.prompt + r.output} tokens of cache, more than the "
+                f"{num_blocks * block_size} there are: give serve() more num_blocks"
+            )
+    pending = list(requests)
+    waiting: list[_Seq] = []
+    running: list[_Seq] = []  # admitted: prefilling or decoding, in admission order
+    clock, step, preemptions, tokens = 0.0, 0, 0, 0
+    arrived_at, first, last, trace = {}, {}, {}, []
+    gaps: dict = {}
+
+    def preempt(victim: _Seq) -> None:
+        nonlocal preemptions
+        preemptions += 1
+        cache.free(victim.request.id)
+        running.remove(victim)
+        victim.to_prefill = victim.request.prompt + victim.generated
+        waiting.insert(0, victim)
+
+    while pending or waiting or running:
+        if step >= max_steps:
+            raise RuntimeError(f"serve() stopped after {max_steps} steps: raise max_steps")
+        while pending and pending[0].arrival <= step:
+            r = pending.pop(0)
+            arrived_at[r.id] = clock
+            waiting.append(_Seq(r, r.prompt))
+        budget, decode, prefill = token_budget, 0, 0
+        produced: list[_Seq] = []
+        # 1. every sequence past its prompt decodes one token (its last token enters the cache)
+        for seq in [s for s in running if s.to_prefill == 0]:
+            if seq not in running or budget == 0:
+                continue
+            while not cache.can_grow(seq.request.id) and seq in running:
+                preempt(running[-1])
+            if seq not in running:
+                continue
+            cache.grow(seq.request.id)
+            budget, decode = budget - 1, decode + 1
+            produced.append(seq)
+
+        # 2. prompt chunks, oldest admitted first, then new admissions
+        if policy == "continuous":
+            for seq in [s for s in running if s.to_prefill > 0] + list(waiting):
+                full = max_batch is not None and len(running) >= max_batch
+                if budget == 0 or (seq not in running and full):
+                    break
+                chunk = min(budget, seq.to_prefill)
+                if not cache.can_grow(seq.request.id, chunk):
+                    break
+                if seq not in running:
+                    waiting.remove(seq)
+                    running.append(seq)
+                cache.grow(seq.request.id, chunk)
+                seq.to_prefill -= chunk
+                budget, prefill = budget - chunk, prefill + chunk
+                if seq.to_prefill == 0:
+                    produced.append(seq)
+        elif not running:  # static: a new batch only once the last one has finished
+            spare = cache.free_blocks
+            for seq in list(waiting):
+                need = cache.blocks_for(seq.request.prompt + seq.request.output)
+                if (max_batch is not None and len(running) >= max_batch) or need > spare:
+                    break
+                spare -= need  # room for its whole output: a static batch never preempts
+                waiting.remove(seq)
+                running.append(seq)
+                cache.grow(seq.request.id, seq.to_prefill)
+                prefill += seq.to_prefill
+                seq.to_prefill = 0
+                produced.append(seq)
+        context = sum(cache.tokens(s.request.id) for s in running)
+        clock += _step_cost(step_time, decode, prefill, context)
+        for seq in produced:
+            rid = seq.request.id
+            if seq.generated == 0 or rid not in first:
+                first.setdefault(rid, clock - arrived_at[rid])
+            else:
+                gaps.setdefault(rid, []).append(clock - last[rid])
+            seq.generated += 1
+            tokens += 1
+            last[rid] = clock
+            if seq.generated == seq.request.output:
+                running.remove(seq)
+                cache.free(rid)
+        trace.append((decode, prefill, len(running), cache.free_blocks))
+        step += 1
+    return ServeResult(
+        steps=step,
+        seconds=clock,
+        first_token=first,
+        per_token={k: sum(v) / len(v) for k, v in gaps.items()},
+        finished={k: last[k] - arrived_at[k] for k in last},
+        tokens=tokens,
+        preemptions=preemptions,
+        trace=trace,
+    )

@@ -255,3 +255,95 @@ def test_speculation_pays_only_when_the_draft_is_cheap_and_often_right():
     assert inf.speculative_speedup(0.8, 4, cost_ratio=0.05) > 2.5
     assert inf.speculative_speedup(0.3, 4, cost_ratio=0.5) < 1
     assert inf.speculative_speedup(0.8, 0, cost_ratio=0.05) == 1  # no draft: plain decoding
+
+
+# --- paging and scheduling -----------------------------------------------------------------------
+
+
+def test_a_block_table_takes_a_block_only_when_the_last_one_is_full():
+    cache = inf.PagedAllocator(num_blocks=4, block_size=16)
+    assert cache.grow("a", 16) == [0]
+    assert cache.grow("a", 1) == [1]  # the 17th token opens a second block
+    assert cache.grow("a", 15) == []
+    assert cache.grow("b", 3) == [2]
+    assert cache.block_table("a") == [0, 1] and cache.wasted_slots == 13
+    with pytest.raises(inf.CacheFull, match="preempt"):
+        cache.grow("b", 30)  # needs 2 more blocks, 1 is free: takes nothing
+    assert cache.tokens("b") == 3 and cache.free_blocks == 1
+    cache.free("a")
+    assert cache.free_blocks == 3 and cache.grow("c", 40) == [0, 1, 3]
+
+
+def test_paging_wastes_under_4_percent_where_reserving_the_maximum_wastes_most():
+    # lengths of requests well below the 2,048-token maximum, as in chat traffic
+    rng = np.random.default_rng(0)
+    lengths = np.clip(rng.lognormal(mean=5.5, sigma=0.8, size=2000), 1, 2048).astype(int)
+    reserved = inf.cache_waste(lengths, reserve=2048)
+    paged = inf.cache_waste(lengths, block_size=16)
+    assert reserved > 0.6 and paged < 0.04
+    # the paged waste is the last blocks' empty tails: under one block per sequence
+    assert paged * sum(-(-n // 16) * 16 for n in lengths) < 16 * len(lengths)
+
+
+def _requests(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    return [
+        inf.Request(
+            i, int(rng.integers(0, 60)), int(rng.integers(1, 200)), int(rng.integers(1, 80))
+        )
+        for i in range(n)
+    ]
+
+
+def test_one_request_alone_prefills_in_chunks_then_decodes_a_token_per_step():
+    r = inf.serve([inf.Request(0, 0, prompt=100, output=5)], token_budget=32)
+    assert r.first_token[0] == 4  # ceil(100 / 32) steps of prompt, the first token with the last
+    assert r.steps == 4 + 4 and r.tokens == 5 and r.per_token[0] == 1
+    assert [t[:2] for t in r.trace] == [(0, 32)] * 3 + [(0, 4)] + [(1, 0)] * 4
+
+
+@pytest.mark.parametrize("policy", ["continuous", "static"])
+def test_every_request_gets_all_its_tokens_and_the_cache_is_returned(policy):
+    requests = _requests()
+    r = inf.serve(requests, policy=policy, token_budget=256, num_blocks=200, max_batch=16)
+    assert r.tokens == sum(q.output for q in requests)
+    assert set(r.finished) == {q.id for q in requests}
+    assert r.trace[-1][3] == 200  # every block free at the end
+    if policy == "continuous":
+        assert all(d + p <= 256 for d, p, _, _ in r.trace)
+    assert all(n <= 16 for _, _, n, _ in r.trace)
+
+
+def test_continuous_batching_finishes_sooner_than_static_batches():
+    requests = _requests(seed=3)
+    static = inf.serve(requests, policy="static", num_blocks=400, max_batch=8)
+    continuous = inf.serve(requests, policy="continuous", num_blocks=400, max_batch=8)
+    assert continuous.steps < static.steps
+    mean_ttft = [np.mean(list(x.first_token.values())) for x in (static, continuous)]
+    assert mean_ttft[1] < mean_ttft[0]
+
+
+def test_a_full_cache_preempts_and_recomputes_yet_every_token_comes_out():
+    requests = [inf.Request(i, 0, 40, 60) for i in range(6)]
+    r = inf.serve(requests, token_budget=512, num_blocks=16, block_size=16)
+    assert r.preemptions > 0
+    assert r.tokens == 6 * 60 and set(r.finished) == set(range(6))
+    assert r.trace[-1][3] == 16
+
+
+def test_step_time_turns_steps_into_seconds():
+    r = inf.serve([inf.Request(0, 0, 10, 3)], step_time=lambda d, p, c: 0.5 + 0.01 * p)
+    assert r.seconds == pytest.approx(0.6 + 0.5 + 0.5)
+    assert r.tokens_per_second == pytest.approx(3 / 1.6)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        (dict(policy="fifo"), "policy must be"),
+        (dict(num_blocks=2), "give serve\\(\\) more num_blocks"),
+    ],
+)
+def test_serve_says_what_to_do_with_bad_input(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        inf.serve([inf.Request(0, 0, 100, 10)], **kwargs)
