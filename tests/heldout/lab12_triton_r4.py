@@ -318,4 +318,325 @@ def row_sum_kernel(x_ptr, out_ptr, x_row_stride, n_cols, BLOCK_SIZE: tl.constexp
     tl.store(out_ptr + row, tl.sum(acc, axis=0) / n_cols)
 """,
     ),
+    # ------------------------------------------------------------------ triton_softmax
+    Blind(
+        name="softmax_store_exp_minus_log_sum",
+        exercise_id="triton_softmax",
+        half=H,
+        correct=True,
+        source=_HEAD
+        + """
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
+    r = tl.program_id(0)
+    src = x_ptr + r * x_row_stride
+    dst = out_ptr + r * out_row_stride
+    run_max = float("-inf")
+    run_sum = 0.0
+    n_blocks = tl.cdiv(n_cols, BLOCK_SIZE)
+    for b in range(n_blocks):
+        offs = b * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        vals = tl.load(src + offs, mask=offs < n_cols, other=float("-inf")).to(tl.float32)
+        new_max = tl.maximum(run_max, tl.max(vals, axis=0))
+        run_sum = run_sum * tl.exp(run_max - new_max) + tl.sum(tl.exp(vals - new_max), axis=0)
+        run_max = new_max
+    log_sum = tl.log(run_sum)  # exp((x - m) - log(s)) = exp(x - m) / s
+    for b in range(n_blocks):
+        offs = b * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        keep = offs < n_cols
+        vals = tl.load(src + offs, mask=keep, other=0.0).to(tl.float32)
+        tl.store(dst + offs, tl.exp((vals - run_max) - log_sum), mask=keep)
+""",
+    ),
+    Blind(
+        name="softmax_rescales_new_terms_too",
+        exercise_id="triton_softmax",
+        half=H,
+        correct=False,
+        cause="The rescale factor exp(m - m_new) multiplies the new block's terms as well, "
+        "s = (s + sum(exp(x - m_new))) * exp(m - m_new), instead of the old sum only: on the "
+        "first block it is exp(-inf) = 0, so s ends at 0 or too small and the outputs are inf.",
+        source=_HEAD
+        + """
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0)
+    x_row = x_ptr + row * x_row_stride
+    out_row = out_ptr + row * out_row_stride
+    m = -float("inf")
+    s = 0.0
+    for start in range(0, n_cols, BLOCK_SIZE):
+        cols = start + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(x_row + cols, mask=cols < n_cols, other=-float("inf"))
+        m_new = tl.maximum(m, tl.max(x, axis=0))
+        s = (s + tl.sum(tl.exp(x - m_new), axis=0)) * tl.exp(m - m_new)
+        m = m_new
+    for start in range(0, n_cols, BLOCK_SIZE):
+        cols = start + tl.arange(0, BLOCK_SIZE)
+        mask = cols < n_cols
+        x = tl.load(x_row + cols, mask=mask, other=-float("inf"))
+        tl.store(out_row + cols, tl.exp(x - m) / s, mask=mask)
+""",
+    ),
+    Blind(
+        name="softmax_second_pass_store_unmasked",
+        exercise_id="triton_softmax",
+        half=H,
+        correct=False,
+        cause="The second pass stores the whole block without the mask cols < n_cols, so the "
+        "padded lanes of the last block write zeros past the end of each row (into the next "
+        "row's or the view's gap, and past the end of out on the last row).",
+        source=_HEAD
+        + """
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0)
+    x_row = x_ptr + row * x_row_stride
+    out_row = out_ptr + row * out_row_stride
+    m = -float("inf")
+    s = 0.0
+    for start in range(0, n_cols, BLOCK_SIZE):
+        cols = start + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(x_row + cols, mask=cols < n_cols, other=-float("inf"))
+        m_new = tl.maximum(m, tl.max(x, axis=0))
+        s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)
+        m = m_new
+    for start in range(0, n_cols, BLOCK_SIZE):
+        cols = start + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(x_row + cols, mask=cols < n_cols, other=-float("inf"))
+        tl.store(out_row + cols, tl.exp(x - m) / s)
+""",
+    ),
+    Blind(
+        name="softmax_output_uses_block_max",
+        exercise_id="triton_softmax",
+        half=H,
+        correct=False,
+        cause="The second pass subtracts each block's own maximum, exp(x - max(block)) / s, "
+        "instead of the row's final maximum m that s was summed against, so every block but "
+        "the one holding the row's maximum is scaled up when a row spans several blocks.",
+        source=_HEAD
+        + """
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0)
+    x_row = x_ptr + row * x_row_stride
+    out_row = out_ptr + row * out_row_stride
+    m = -float("inf")
+    s = 0.0
+    for start in range(0, n_cols, BLOCK_SIZE):
+        cols = start + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(x_row + cols, mask=cols < n_cols, other=-float("inf"))
+        m_new = tl.maximum(m, tl.max(x, axis=0))
+        s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)
+        m = m_new
+    for start in range(0, n_cols, BLOCK_SIZE):
+        cols = start + tl.arange(0, BLOCK_SIZE)
+        mask = cols < n_cols
+        x = tl.load(x_row + cols, mask=mask, other=-float("inf"))
+        e = tl.exp(x - tl.max(x, axis=0))
+        tl.store(out_row + cols, e / s, mask=mask)
+""",
+    ),
+    Blind(
+        name="softmax_out_rows_at_input_stride",
+        exercise_id="triton_softmax",
+        half=H,
+        correct=False,
+        cause="The output row is addressed with x_row_stride instead of out_row_stride, so when "
+        "x is a view with gaps between rows and out is contiguous the rows are written to the "
+        "wrong places (and past the end of out).",
+        source=_HEAD
+        + """
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0)
+    offset = row * x_row_stride
+    m = -float("inf")
+    s = 0.0
+    for start in range(0, n_cols, BLOCK_SIZE):
+        cols = start + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(x_ptr + offset + cols, mask=cols < n_cols, other=-float("inf"))
+        m_new = tl.maximum(m, tl.max(x, axis=0))
+        s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)
+        m = m_new
+    for start in range(0, n_cols, BLOCK_SIZE):
+        cols = start + tl.arange(0, BLOCK_SIZE)
+        mask = cols < n_cols
+        x = tl.load(x_ptr + offset + cols, mask=mask, other=-float("inf"))
+        tl.store(out_ptr + offset + cols, tl.exp(x - m) / s, mask=mask)
+""",
+    ),
+    # ------------------------------------------------------------------ triton_layernorm
+    Blind(
+        name="layernorm_scale_folded_into_weight",
+        exercise_id="triton_layernorm",
+        half=H,
+        correct=True,
+        source=_HEAD
+        + """
+@triton.jit
+def layernorm_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    out_ptr,
+    x_row_stride,
+    out_row_stride,
+    n_cols,
+    eps,
+    BLOCK_SIZE: tl.constexpr,
+):
+    r = tl.program_id(0)
+    offs = tl.arange(0, BLOCK_SIZE)
+    valid = offs < n_cols
+    v = tl.load(x_ptr + r * x_row_stride + offs, mask=valid).to(tl.float32)
+    v = tl.where(valid, v, 0.0)
+    mu = tl.sum(v, axis=0) / n_cols
+    centred = tl.where(valid, v - mu, 0.0)
+    sigma = tl.sqrt(tl.sum(centred * centred, axis=0) / n_cols + eps)
+    gamma = tl.load(w_ptr + offs, mask=valid, other=0.0)
+    beta = tl.load(b_ptr + offs, mask=valid, other=0.0)
+    scale = gamma / sigma  # fold 1 / sigma into the weight
+    tl.store(out_ptr + r * out_row_stride + offs, centred * scale + beta, mask=valid)
+""",
+    ),
+    Blind(
+        name="layernorm_store_unmasked",
+        exercise_id="triton_layernorm",
+        half=H,
+        correct=False,
+        cause="The result is stored without the mask cols < n_cols, so when n_cols is not a "
+        "power of two the padded lanes write past the end of each output row (past out's end "
+        "on the last row).",
+        source=_HEAD
+        + """
+@triton.jit
+def layernorm_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    out_ptr,
+    x_row_stride,
+    out_row_stride,
+    n_cols,
+    eps,
+    BLOCK_SIZE: tl.constexpr,
+):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / n_cols
+    diff = tl.where(mask, x - mean, 0.0)
+    var = tl.sum(diff * diff, axis=0) / n_cols
+    rstd = 1.0 / tl.sqrt(var + eps)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+    b = tl.load(b_ptr + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + row * out_row_stride + cols, diff * rstd * w + b)
+""",
+    ),
+    Blind(
+        name="layernorm_affine_before_stats",
+        exercise_id="triton_layernorm",
+        half=H,
+        correct=False,
+        cause="w and b are applied to x before the mean and variance are taken, so the row "
+        "x * w + b is normalised and stored; the affine step comes after normalising, "
+        "(x - mean) / sqrt(var + eps) * w + b.",
+        source=_HEAD
+        + """
+@triton.jit
+def layernorm_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    out_ptr,
+    x_row_stride,
+    out_row_stride,
+    n_cols,
+    eps,
+    BLOCK_SIZE: tl.constexpr,
+):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=0.0)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+    b = tl.load(b_ptr + cols, mask=mask, other=0.0)
+    y = x * w + b
+    mean = tl.sum(y, axis=0) / n_cols
+    diff = tl.where(mask, y - mean, 0.0)
+    var = tl.sum(diff * diff, axis=0) / n_cols
+    tl.store(out_ptr + row * out_row_stride + cols, diff / tl.sqrt(var + eps), mask=mask)
+""",
+    ),
+    Blind(
+        name="layernorm_eps_hardcoded",
+        exercise_id="triton_layernorm",
+        half=H,
+        correct=False,
+        cause="The kernel uses a hard-coded 1e-5 instead of its eps argument, so it is only "
+        "right when the caller passes eps = 1e-5 (visible on rows of small variance).",
+        source=_HEAD
+        + """
+@triton.jit
+def layernorm_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    out_ptr,
+    x_row_stride,
+    out_row_stride,
+    n_cols,
+    eps,
+    BLOCK_SIZE: tl.constexpr,
+):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / n_cols
+    diff = tl.where(mask, x - mean, 0.0)
+    var = tl.sum(diff * diff, axis=0) / n_cols
+    rstd = 1.0 / tl.sqrt(var + 1e-5)  # the usual epsilon
+    w = tl.load(w_ptr + cols, mask=mask)
+    b = tl.load(b_ptr + cols, mask=mask)
+    tl.store(out_ptr + row * out_row_stride + cols, diff * rstd * w + b, mask=mask)
+""",
+    ),
+    Blind(
+        name="layernorm_var_is_second_moment",
+        exercise_id="triton_layernorm",
+        half=H,
+        correct=False,
+        cause="The variance is taken as sum(x^2) / n_cols, the raw second moment, without "
+        "centring (neither (x - mean)^2 nor - mean^2), so it is too large for any row whose "
+        "mean is not 0.",
+        source=_HEAD
+        + """
+@triton.jit
+def layernorm_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    out_ptr,
+    x_row_stride,
+    out_row_stride,
+    n_cols,
+    eps,
+    BLOCK_SIZE: tl.constexpr,
+):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / n_cols
+    var = tl.sum(x * x, axis=0) / n_cols
+    rstd = 1.0 / tl.sqrt(var + eps)
+    w = tl.load(w_ptr + cols, mask=mask)
+    b = tl.load(b_ptr + cols, mask=mask)
+    tl.store(out_ptr + row * out_row_stride + cols, (x - mean) * rstd * w + b, mask=mask)
+""",
+    ),
 ]
