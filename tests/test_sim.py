@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 import pytest
+import test_warp as gu_warp_tests
 from numba import cuda, float32, int32
 
 import gpu_utils as gu
@@ -385,6 +386,47 @@ def uses_a_shuffle(x, out):
     out[i] = cuda.shfl_down_sync(0xFFFFFFFF, x[i], 1)
 
 
+@cuda.jit(device=True)
+def warp_sum(v):
+    offset = 16
+    while offset > 0:
+        v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
+        offset //= 2
+    return v
+
+
+@cuda.jit
+def block_sum_with_shuffles(x, out):
+    """The warp-shuffle block reduction of chapter 05: shuffles in a device function, partial
+    sums through shared memory, a syncthreads between the two steps, a vote and activemask."""
+    partial = cuda.shared.array(32, float32)
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    v = x[i] if i < x.size else float32(0)
+    v = warp_sum(v)
+    if cuda.laneid == 0:
+        partial[t // 32] = v
+    cuda.syncthreads()
+    if t < 32:
+        w = partial[t] if t < cuda.blockDim.x // 32 else float32(0)
+        w = warp_sum(w)
+        if t == 0:
+            cuda.atomic.add(out, 0, w)
+    out[1 + i] = cuda.ballot_sync(0xFFFFFFFF, x[i] > 0.5) if i < x.size else 0
+    if cuda.laneid % 3 == 0:
+        out[1 + cuda.gridsize(1) + i] = cuda.activemask() if i < x.size else 0
+
+
+def plain_helper_with_a_shuffle(v):
+    return cuda.shfl_down_sync(0xFFFFFFFF, v, 1)
+
+
+@cuda.jit
+def shuffles_through_a_plain_helper(x, out):
+    i = cuda.grid(1)
+    out[i] = plain_helper_with_a_shuffle(x[i])
+
+
 def test_index_past_the_end_names_array_index_shape_thread_and_line():
     with pytest.raises(IndexError) as raised:
         sim.launch(no_guard.py_func, 2, 64, np.zeros(100), np.zeros(100))
@@ -459,8 +501,15 @@ def syncwarp_against_syncthreads(out):
 
 
 def test_a_syncwarp_whose_lanes_wait_at_syncthreads_would_hang():
-    with pytest.raises(sim.BarrierDivergence, match=r"waits at cuda\.syncwarp.*a GPU would hang"):
+    line = syncwarp_against_syncthreads.py_func.__code__.co_firstlineno + 4
+    with pytest.raises(sim.BarrierDivergence) as raised:
         sim.launch(syncwarp_against_syncthreads, 1, 32, np.zeros(32, np.int64))
+    assert isinstance(raised.value, sim.WarpDivergence)
+    assert str(raised.value).startswith(f"thread (0, 0, 0) of block (0, 0, 0), line {line}: ")
+    assert "cuda.syncwarp with mask 0xffffffff: lane 16 of warp 0 is waiting at " in str(
+        raised.value
+    )
+    assert "cuda.syncthreads() instead" in str(raised.value)
 
 
 def test_an_early_return_before_the_barrier_counts_as_arrived():
@@ -496,9 +545,29 @@ def endless_loop_is_stopped_with_its_line():
     assert (out == 2).all()
 
 
-def test_warp_intrinsics_are_not_handled_yet():
-    with pytest.raises(sim.NotHandledYet, match=r"cuda\.shfl_down_sync .*GPU_COURSE_SIM"):
-        sim.launch(uses_a_shuffle, 1, 32, np.zeros(32), np.zeros(32))
+@pytest.mark.parametrize("n, blocks", [(256, 1), (1000, 4)])
+def test_warp_intrinsics_in_device_functions_with_barriers(n, blocks):
+    """Against numba's simulator with gu.warp (tests/test_warp*.py run every intrinsic and
+    every mistake on both engines)."""
+    x = np.random.default_rng(n).random(n).astype(np.float32)
+    out = np.zeros(1 + 2 * 256 * blocks, np.float64)
+    (_, out) = both(block_sum_with_shuffles, blocks, 256, x, out)
+    assert out[0] == pytest.approx(float(x.sum(dtype=np.float64)), rel=1e-5)
+
+
+def test_a_lane_that_never_reaches_a_shuffle_is_a_hang_with_thread_and_line():
+    out = np.zeros(64, np.float32)
+    with pytest.raises(sim.WarpDivergence) as raised:
+        sim.launch(gu_warp_tests.disagreeing_masks, 1, 32, np.arange(64.0), out)
+    line = gu_warp_tests.disagreeing_masks.py_func.__code__.co_firstlineno + 4
+    assert str(raised.value).startswith(f"thread (0, 0, 0) of block (0, 0, 0), line {line}: ")
+    assert isinstance(raised.value, gu.warp.WarpError)
+
+
+def test_a_shuffle_in_a_plain_helper_runs_as_in_numbas_simulator():
+    x = np.arange(32, dtype=np.float32)
+    (_, out) = both(shuffles_through_a_plain_helper, 1, 32, x, np.zeros(32, np.float32))
+    assert list(out) == [*range(1, 32), 31]
 
 
 def test_a_python_error_keeps_its_type_and_gets_thread_and_line():

@@ -11,10 +11,29 @@ import pytest
 from numba import cuda
 
 import gpu_utils as gu
+from gpu_utils import sim
 
 pytestmark = pytest.mark.skipif(gu.mode != "simulator", reason="tests the simulator's intrinsics")
 
 FULL = 0xFFFFFFFF
+
+
+@pytest.fixture(params=["numba", "course"])
+def launch(request):
+    """Launch a kernel on numba-cuda's simulator (with gu.warp) or on the course's engine
+    (gpu_utils.sim, issue 29): the same tests hold on both."""
+
+    def run(kernel, blocks, threads, *args):
+        if request.param == "course":
+            sim.launch(kernel.py_func, blocks, threads, *args)
+        else:
+            kernel[blocks, threads](*args)
+        return args
+
+    run.engine = request.param
+    return run
+
+
 ROWS = 11
 
 
@@ -47,12 +66,12 @@ def every_intrinsic_with_a_full_mask(x, out):
 
 
 @pytest.mark.parametrize("threads", [10, 32, 40, 64])
-def test_lanes_that_do_not_exist_take_no_part_in_full_masks(threads):
+def test_lanes_that_do_not_exist_take_no_part_in_full_masks(threads, launch):
     """A block of 10 threads, or the 8-lane last warp of a block of 40: 0xFFFFFFFF and
     syncwarp() name only the lanes that exist (even sizes keep shfl_xor(1) inside the warp)."""
     x = np.arange(threads, dtype=np.int64) * 3 % 50
     out = np.zeros((ROWS, threads), np.int64)
-    every_intrinsic_with_a_full_mask[1, threads](x, out)
+    launch(every_intrinsic_with_a_full_mask, 1, threads, x, out)
     for i in range(threads):
         warp, lane = divmod(i, 32)
         lanes = existing_lanes(threads, warp)
@@ -82,10 +101,10 @@ def exits_then_votes(x, out):
 
 
 @pytest.mark.parametrize("threads", [4, 32, 40])
-def test_exited_lanes_and_missing_lanes_alike_vote_nothing(threads):
+def test_exited_lanes_and_missing_lanes_alike_vote_nothing(threads, launch):
     x = np.arange(1, threads + 1, dtype=np.int64)
     out = np.zeros((4, threads), np.int64)
-    exits_then_votes[1, threads](x, out)
+    launch(exits_then_votes, 1, threads, x, out)
     for i in range(threads):
         warp, lane = divmod(i, 32)
         if lane >= 6:
@@ -111,9 +130,9 @@ def skips_the_shuffle(x, out):
     out[i] += 1  # lanes 20.. skipped the shuffle but are still running here
 
 
-def test_reading_a_lane_that_does_not_exist_says_so():
+def test_reading_a_lane_that_does_not_exist_says_so(launch):
     with pytest.raises(gu.warp.WarpError) as error:
-        reads_a_missing_lane[1, 10](np.arange(10.0), np.zeros(10))
+        launch(reads_a_missing_lane, 1, 10, np.arange(10.0), np.zeros(10))
     text = str(error.value)
     assert re.search(
         r"reads the value of lane 1[0-3], which does not exist: the block has 10 ", text
@@ -121,9 +140,9 @@ def test_reading_a_lane_that_does_not_exist_says_so():
     assert "exited" not in text
 
 
-def test_a_lane_that_skipped_the_shuffle_is_not_said_to_have_exited():
+def test_a_lane_that_skipped_the_shuffle_is_not_said_to_have_exited(launch):
     with pytest.raises(gu.warp.WarpError) as error:
-        skips_the_shuffle[1, 32](np.arange(32.0), np.zeros(32))
+        launch(skips_the_shuffle, 1, 32, np.arange(32.0), np.zeros(32))
     text = str(error.value)
     assert "lane 19 of warp 0 reads the value of lane 20, but lane 20 did not take part" in text
     assert "inside an `if` that the lane skipped" in text
@@ -138,9 +157,9 @@ def half_warp_syncwarp(x, out):
     out[lane] = x[lane]
 
 
-def test_syncwarp_waits_only_for_the_lanes_in_its_mask():
+def test_syncwarp_waits_only_for_the_lanes_in_its_mask(launch):
     out = np.zeros(32)
-    half_warp_syncwarp[1, 32](np.arange(32.0), out)
+    launch(half_warp_syncwarp, 1, 32, np.arange(32.0), out)
     assert list(out) == list(range(32))
 
 
@@ -217,9 +236,9 @@ def bits_of_the_lane(clz, brev, popc):
     popc[lane] = cuda.popc(cuda.ballot_sync(FULL, lane < 31))
 
 
-def test_bit_intrinsics_inside_a_kernel():
+def test_bit_intrinsics_inside_a_kernel(launch):
     clz, brev, popc = np.zeros(32, np.int64), np.zeros(32, np.uint32), np.zeros(32, np.int64)
-    bits_of_the_lane[1, 32](clz, brev, popc)
+    launch(bits_of_the_lane, 1, 32, clz, brev, popc)
     assert list(clz[:4]) == [32, 31, 30, 30]  # as on a GPU, where laneid is an int32
     assert brev[1] == 2**31 and brev[3] == 2**31 + 2**30
     assert (popc == 31).all()
@@ -243,9 +262,9 @@ def _line_of(kernel, text: str) -> int:
     return line
 
 
-def test_lanes_meeting_in_different_calls_are_named_with_their_lines():
+def test_lanes_meeting_in_different_calls_are_named_with_their_lines(launch):
     with pytest.raises(gu.warp.WarpError) as error:
-        shuffle_in_a_loop[1, 32](np.ones(70), np.zeros(32), 70)
+        launch(shuffle_in_a_loop, 1, 32, np.ones(70), np.zeros(32), 70)
     inside = _line_of(shuffle_in_a_loop, "# in the loop")
     after = _line_of(shuffle_in_a_loop, "# after the loop")
     text = str(error.value)

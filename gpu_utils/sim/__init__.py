@@ -13,26 +13,25 @@ Speed side by side: ``python benchmarks/sim_speed.py``. Directly::
 What it runs: 1-3-D grids and blocks, ``cuda.grid``/``gridsize``, thread and block indices and
 dims, static and dynamic shared arrays (per block), local and const arrays, device functions
 (which may reach a barrier), ``syncthreads`` and its ``_count/_and/_or`` forms, ``syncwarp``,
-``threadfence*``, the atomics, numba-cuda simulator's math, bit and fp16 functions, numpy and
-device arrays. Where a GPU would hang or be undefined it raises with the thread, the line and
-the cause: a barrier not every thread reaches (:class:`BarrierDivergence`), an index outside an
-array, negative ones included (:class:`IndexOutOfBounds`), a block that runs past
-``LOOP_LIMIT_S`` (:class:`KernelLoops`). Not yet: the warp intrinsics of ``gu.warp`` (shuffles,
-votes; :class:`NotHandledYet` says so), ``gu.trace`` and the race detector (numba's engine).
+``threadfence*``, the atomics, the warp intrinsics of ``gu.warp`` with its semantics (shuffles,
+votes, matches, ``activemask``, ``lanemask_lt``: :mod:`gpu_utils.sim.warps`), numba-cuda
+simulator's math, bit and fp16 functions, numpy and device arrays. Where a GPU would hang or be
+undefined it raises with the thread, the line and the cause: a barrier not every thread reaches
+(:class:`BarrierDivergence`), a warp intrinsic whose lanes never all arrive
+(:class:`WarpDivergence`) or that is otherwise undefined (:class:`WarpError`, a
+``gu.warp.WarpError`` too), an index outside an array, negative ones included
+(:class:`IndexOutOfBounds`), a block that runs past ``LOOP_LIMIT_S`` (:class:`KernelLoops`).
+Not yet: ``gu.trace`` and the race detector (numba's engine).
 """
 
 from __future__ import annotations
 
 import os
 
-from .engine import (
-    LOOP_LIMIT_S,
-    BarrierDivergence,
-    KernelLoops,
-    SimulatorError,
-    launch,
-)
+from .engine import LOOP_LIMIT_S, launch
+from .errors import BarrierDivergence, KernelLoops, SimulatorError
 from .rewrite import IndexOutOfBounds, NotHandledYet
+from .warps import WarpDivergence, WarpError
 
 ENV = "GPU_COURSE_SIM"
 ENGINES = ("numba", "course", "compare")
@@ -45,6 +44,8 @@ __all__ = [
     "KernelLoops",
     "NotHandledYet",
     "SimulatorError",
+    "WarpDivergence",
+    "WarpError",
     "engine",
     "launch",
 ]

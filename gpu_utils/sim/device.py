@@ -264,13 +264,12 @@ class Module:
     def threadfence_system(self):
         pass
 
+    def lanemask_lt(self):
+        """The lanes of this warp below the calling one (``gu.warp``'s, a ``uint32``)."""
+        return np.uint32((1 << self.laneid) - 1)
+
     def __getattr__(self, name):
-        if name in WARP_INTRINSICS:
-            raise NotHandledYet(
-                f"cuda.{name} (a warp intrinsic) is not handled by the course's simulator yet: "
-                "leave GPU_COURSE_SIM unset (numba-cuda's simulator runs it)"
-            )
-        if name in BARRIERS:
+        if name in BARRIERS or name in WARP_INTRINSICS:
             raise NotHandledYet(
                 f"cuda.{name}() is called from a plain Python function, which the course's "
                 "simulator runs as it is: make it a @cuda.jit(device=True) function"

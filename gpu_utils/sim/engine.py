@@ -29,8 +29,9 @@ from itertools import product
 
 import numpy as np
 
-from . import rewrite
-from .device import WARP_SIZE, Dim3, Module
+from . import rewrite, warps
+from .device import Dim3, Module
+from .errors import BarrierDivergence, KernelLoops, SimulatorError
 from .rewrite import (
     SITES,
     SYNC,
@@ -46,19 +47,6 @@ from .rewrite import (
 #: Seconds one block may run before the engine calls it an endless loop (within the 20 s the
 #: course promises a learner).
 LOOP_LIMIT_S = 15.0
-_FULL = 0xFFFFFFFF
-
-
-class SimulatorError(RuntimeError):
-    """What a GPU would hang on or leave undefined, reported with thread, line and cause."""
-
-
-class BarrierDivergence(SimulatorError):
-    """A ``syncthreads``/``syncwarp`` that not every thread it waits for reaches."""
-
-
-class KernelLoops(SimulatorError):
-    """A block that ran past the loop limit."""
 
 
 class _Stop(BaseException):
@@ -134,12 +122,6 @@ class _Linker:
             return self.built[key]
         cuda_names = self._cuda_names(function)
         analysis = rewrite.analyse(function, cuda_names)
-        if analysis.warp_intrinsics:
-            name, line = analysis.warp_intrinsics[0]
-            raise NotHandledYet(
-                f"line {line}: cuda.{name} (a warp intrinsic) is not handled by the course's "
-                "simulator yet: leave GPU_COURSE_SIM unset (numba-cuda's simulator runs it)"
-            )
         namespace = self._namespace(function)
         devices = {
             name: inner
@@ -338,6 +320,7 @@ class Launch:
         bx, by, bz = self.block_dim
         self.thread_ids = [Dim3(x, y, z) for z, y, x in product(range(bz), range(by), range(bx))]
         self.codes = {f.__code__ for f in self.linker.built.values()}
+        self.visits: dict = {}  # (thread, site) -> calls of activemask there, this block
 
     def run(self) -> None:
         watchdog = _Watchdog(self.limit)
@@ -350,6 +333,7 @@ class Launch:
             for z, y, x in product(range(gz), range(gy), range(gx)):
                 block = (x, y, z)
                 module.set_block(block)
+                self.visits.clear()
                 watchdog.new_block()
                 run_block()
         except _Stop:
@@ -374,6 +358,10 @@ class Launch:
             )
 
     _last_line = None
+
+    def where(self, i: int) -> str:
+        """Thread ``i`` (linear id) of the block that runs now, in words."""
+        return _where(self.module.blockIdx, self.thread_ids[i])
 
     def _raise_from_kernel(self, error, block, tid):
         traceback = error.__traceback__
@@ -457,53 +445,11 @@ class Launch:
 
     def _release(self, waiting, send, gens, exits):
         """The threads that may go on, with what each barrier returns to them."""
+        if any(w[0] >= SYNCWARP for w in waiting.values()):
+            return _SendOnce(warps.release(self, waiting, send, gens), send)
         tids = self.thread_ids
-        n = len(tids)
-        warp_waiters = [i for i, w in waiting.items() if w[0] == SYNCWARP]
-        if warp_waiters:
-            released = []
-            for i in warp_waiters:
-                mask = int(waiting[i][2]) & _FULL
-                first = i - i % WARP_SIZE
-                lanes = [first + b for b in range(WARP_SIZE) if mask >> b & 1 and first + b < n]
-                if i not in lanes:
-                    raise BarrierDivergence(
-                        f"{_where(self.module.blockIdx, tids[i])}, {_site(waiting[i][1])}: "
-                        f"cuda.syncwarp(mask={mask:#x}) does not name the calling lane "
-                        f"{i % WARP_SIZE} in its mask"
-                    )
-                for lane in lanes:
-                    if gens[lane] is None:
-                        raise BarrierDivergence(
-                            f"{_where(self.module.blockIdx, tids[i])}, {_site(waiting[i][1])}: "
-                            f"cuda.syncwarp(mask={mask:#x}) waits for lane {lane % WARP_SIZE}, "
-                            "which has left the kernel (bar.warp.sync needs every lane of its "
-                            "mask)"
-                        )
-                if all(waiting.get(lane, (None,))[0] == SYNCWARP for lane in lanes):
-                    released.append(i)
-            if released:
-                for i in released:
-                    del waiting[i]
-                    send[i] = None
-                return released
         sites = {w[1] for w in waiting.values()}
-        live = [i for i in range(n) if gens[i] is not None]
         block = self.module.blockIdx
-        stuck = [i for i in live if waiting[i][0] == SYNCWARP]
-        if stuck:  # no syncwarp could be released: its lanes wait elsewhere
-            i = stuck[0]
-            other = [j for j in live if waiting[j][0] != SYNCWARP]
-            elsewhere = (
-                f"a lane of its warp waits at cuda.syncthreads() on {_site(waiting[other[0]][1])} "
-                f"({_where(block, tids[other[0]])})"
-                if other
-                else "the lanes of its mask wait at syncwarps with other masks"
-            )
-            raise BarrierDivergence(
-                f"{_where(block, tids[i])} waits at cuda.syncwarp() on {_site(waiting[i][1])} "
-                f"while {elsewhere}: a GPU would hang"
-            )
         if len(sites) > 1:
             by_site: dict[int, int] = {}
             for i, w in waiting.items():

@@ -4,7 +4,8 @@ A kernel's Python function (``kernel.py_func``) and the device functions it call
 from their source and compiled again, with three changes:
 
 * every barrier (``cuda.syncthreads()``, its ``_count/_and/_or`` forms, ``cuda.syncwarp()``)
-  becomes a ``yield`` of ``(kind, site, value)``, so each CUDA thread of a block is a Python
+  and every warp shuffle, vote, match and ``activemask`` becomes a ``yield`` of
+  ``(kind, site, value)``, so each CUDA thread of a block is a Python
   generator the engine resumes phase by phase; a call of a device function that reaches a barrier
   becomes ``yield from``; a function that reaches none stays a plain function;
 * every index ``a[i]`` / ``a[i, j]`` checks its components: a Python ``int`` inside the bounds
@@ -29,8 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-#: Barrier kinds, as the first element of what a thread yields.
-SYNC, SYNC_COUNT, SYNC_AND, SYNC_OR, SYNCWARP = range(5)
+#: Barrier kinds, as the first element of what a thread yields (WARP: a shuffle, vote, match or
+#: activemask of :mod:`gpu_utils.warp`, a rendezvous of the lanes in its mask).
+SYNC, SYNC_COUNT, SYNC_AND, SYNC_OR, SYNCWARP, WARP = range(6)
 BARRIERS = {
     "syncthreads": SYNC,
     "syncthreads_count": SYNC_COUNT,
@@ -38,7 +40,8 @@ BARRIERS = {
     "syncthreads_or": SYNC_OR,
     "syncwarp": SYNCWARP,
 }
-#: The warp intrinsics of :mod:`gpu_utils.warp` this engine does not run yet.
+#: The warp intrinsics of :mod:`gpu_utils.warp` that are a rendezvous of the lanes in their mask:
+#: each becomes a ``yield (WARP, site, (name, args))`` that the engine answers.
 WARP_INTRINSICS = (
     "shfl_sync",
     "shfl_up_sync",
@@ -51,7 +54,6 @@ WARP_INTRINSICS = (
     "match_any_sync",
     "match_all_sync",
     "activemask",
-    "lanemask_lt",
 )
 
 #: Every barrier site of every compiled function: site id -> (file name, line, function name).
@@ -102,9 +104,8 @@ class Analysis:
 
     tree: ast.FunctionDef
     filename: str
-    barrier_direct: bool  # calls cuda.<barrier> itself
+    barrier_direct: bool  # calls cuda.<barrier> or a warp rendezvous itself
     called_names: set[str] = field(default_factory=set)  # plain names it calls
-    warp_intrinsics: list[tuple[str, int]] = field(default_factory=list)
 
 
 _ANALYSES: dict[types.CodeType, Analysis] = {}
@@ -142,16 +143,13 @@ def analyse(function, cuda_names: frozenset[str]) -> Analysis:
     tree, filename = _source_tree(function)
     barrier = False
     called: set[str] = set()
-    warp: list[tuple[str, int]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and _is_cuda(node.value, cuda_names):
-            if node.attr in BARRIERS:
+            if node.attr in BARRIERS or node.attr in WARP_INTRINSICS:
                 barrier = True
-            elif node.attr in WARP_INTRINSICS:
-                warp.append((node.attr, node.lineno))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             called.add(node.func.id)
-    found = _ANALYSES[key] = Analysis(tree, filename, barrier, called, warp)
+    found = _ANALYSES[key] = Analysis(tree, filename, barrier, called)
     return found
 
 
@@ -329,6 +327,27 @@ class _Rewriter(ast.NodeTransformer):
                 if kind == SYNCWARP and not node.args:
                     value = ast.Constant(0xFFFFFFFF)
                 payload = ast.Tuple([ast.Constant(kind), ast.Constant(site), value], ast.Load())
+                return ast.copy_location(ast.Yield(payload), node)
+            if func.attr in WARP_INTRINSICS:
+                if (
+                    self.depth
+                    or node.keywords
+                    or any(isinstance(a, ast.Starred) for a in node.args)
+                ):
+                    where = (
+                        "inside a lambda or comprehension" if self.depth else "with * or key=value"
+                    )
+                    raise NotHandledYet(
+                        f"line {node.lineno}: cuda.{func.attr}() {where} is not handled by the "
+                        "course's simulator: call it with plain positional arguments in the "
+                        "kernel's own statements"
+                    )
+                SITES.append((self.filename, node.lineno, self.name))
+                args = ast.Tuple(list(node.args), ast.Load())
+                value = ast.Tuple([ast.Constant(func.attr), args], ast.Load())
+                payload = ast.Tuple(
+                    [ast.Constant(WARP), ast.Constant(len(SITES) - 1), value], ast.Load()
+                )
                 return ast.copy_location(ast.Yield(payload), node)
         if (
             isinstance(func, ast.Attribute)
