@@ -6,17 +6,23 @@ reference solutions' code cells, the public helpers (``gpu_utils/capstone_profil
 ``gpu_utils/training.py``, ``gpu_utils/gpt.py``) and earlier writers' cause sentences only (to
 avoid repeating their mistakes); never the checker, its tests or another corpus of answers.
 
-Verified without the checker, by a scratch script outside the repository that runs every cell
-with ``heldout.submitted``: each ``diagnose`` was called on profiles of ``capstone_profile.script``
-scripts (``profile(train, steps=3)`` on the first 50,000 characters of the corpus) covering all
-six kinds planted and not, including a sound DataLoader with worker processes and a sound
-per-parameter-free script, and compared with the planted kinds and with the reference solution;
-every correct one agreed on all of them, every wrong one differed on at least one. Each
-``fixed_train`` was run for a few steps and compared with the reference solution's losses
-and with counts taken the way the lab describes (``.item()``/``bool``/``float`` calls inside the
-loop, the dtype nn.Linear outputs, tokens per step, the optimizer class and its
-``foreach``/``fused`` setting, the model's parameter count, the number of losses returned):
-every correct one met them all, every wrong one differed on the count its cause names.
+Verified without the checker (2026-11-28), by a scratch script outside the repository that runs
+every cell with ``heldout.submitted``. Each ``diagnose`` was called on six profiles
+(``capstone_profile.profile(train, steps=3)`` on the corpus's first 50,000 characters) of
+``capstone_profile.script`` scripts: {loader, host_sync, fp32}, {small_batch, optimizer_loop,
+recompute}, none planted with a 2-worker DataLoader, {optimizer_loop}, {recompute, fp32,
+host_sync} and all six; the reference solution's ``diagnose`` returned the planted kinds on all
+six, every correct answer did too, and every wrong answer returned something else on at least
+one (set_update_with_a_string: characters; subtracts_one_item_per_parameter: host_sync on the
+sound foreach script; the others as their causes say). Each ``fixed_train`` ran 8 steps beside
+the reference solution with probes: ``.item()``/``bool``/``float`` calls outside
+``Optimizer.step``, the dtype every nn.Linear outputs, the parameters' dtype, the optimizer's
+class, ``foreach``/``fused`` and weight decay, the model's parameter count,
+``capstone_profile.tokens_per_step``, the number and type of losses returned and whether the
+loss goes down. The correct answers met every probe (two return the reference's losses exactly,
+the batch-32 one its own); each wrong one fails the probe its cause names, or, where no probe
+sees it (zero_grad_once_before_the_loop, generator_reseeded_every_step), returns losses that
+differ from the reference's on the same batches and seed.
 """
 
 from heldout import Blind
@@ -27,7 +33,7 @@ F = "capstone_profile_fix"
 ANSWERS = [
     # ------------------------------------------------------------------ diagnose: correct
     Blind(
-        name="addmm_vs_backward_and_top_level_items",
+        name="addmm_vs_backward_items_outside_step",
         exercise_id=D,
         half="held2",
         correct=True,
@@ -570,7 +576,7 @@ def diagnose(prof):
         correct=False,
         cause=(
             "It takes any aten::_to_copy as the sign of autocast, but copies happen without "
-            "autocast too (the loader's and the optimizer's), so fp32 is never found: read "
+            "autocast too (AdamW's step makes dozens of them), so fp32 is never found: read "
             "the dtype the matmuls (aten::addmm) compute in."
         ),
         source="""
@@ -609,6 +615,457 @@ def diagnose(prof):
     if count["aten::native_layer_norm"] > count["aten::native_layer_norm_backward"]:
         found.add("recompute")
     return found
+""",
+    ),
+    # ------------------------------------------------------------------ fix: correct
+    Blind(
+        name="generator_helper_read_back_after_loop",
+        exercise_id=F,
+        half="held2",
+        correct=True,
+        source='''
+import torch
+
+import gpu_utils as gu
+from gpu_utils import capstone_profile
+
+T = gu.training
+
+
+def window_batches(tokens, batch_size, generator):
+    """An endless stream of random windows, cut from tokens encoded once."""
+    while True:
+        yield T.get_batch(tokens, batch_size, capstone_profile.SEQ_LEN, generator)
+
+
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(),
+        lr=capstone_profile.LR,
+        weight_decay=capstone_profile.WEIGHT_DECAY,
+        foreach=True,
+    )
+    stream = window_batches(
+        T.encode(text), capstone_profile.BATCH, torch.Generator().manual_seed(0)
+    )
+    kept = []
+    for _, (x, y) in zip(range(steps), stream):
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast(device_type=device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        kept.append(loss.detach())
+    return torch.stack(kept).cpu().tolist()
+''',
+    ),
+    Blind(
+        name="fused_adamw_batch_32_own_gather",
+        exercise_id=F,
+        half="held2",
+        correct=True,
+        source="""
+import torch
+
+import gpu_utils as gu
+from gpu_utils import capstone_profile
+
+T = gu.training
+
+
+def fixed_train(text, steps):
+    dev = capstone_profile.device()
+    net = capstone_profile.build_model().to(dev)
+    opt = torch.optim.AdamW(
+        net.parameters(), lr=capstone_profile.LR, weight_decay=0.01, fused=True
+    )
+    tokens = T.encode(text)  # once, not per window
+    g = torch.Generator().manual_seed(0)
+    batch = 2 * capstone_profile.BATCH
+    offsets = torch.arange(capstone_profile.SEQ_LEN + 1)
+    history = []
+    for _ in range(steps):
+        starts = torch.randint(len(tokens) - capstone_profile.SEQ_LEN, (batch,), generator=g)
+        window = tokens[starts[:, None] + offsets].to(dev)
+        x, y = window[:, :-1], window[:, 1:]
+        with torch.autocast(dev.type, dtype=torch.bfloat16):
+            _, loss = net(x, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        history.append(loss.detach())
+    return torch.stack(history).tolist()
+""",
+    ),
+    Blind(
+        name="while_loop_preallocated_loss_tensor",
+        exercise_id=F,
+        half="held2",
+        correct=True,
+        source="""
+import torch
+
+import gpu_utils as gu
+from gpu_utils import capstone_profile
+
+T = gu.training
+
+
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model()
+    model.to(device)
+    optimizer = torch.optim.AdamW(
+        list(model.parameters()), capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator()
+    generator.manual_seed(0)
+    losses = torch.zeros(steps, device=device)
+    step = 0
+    while step < steps:
+        x, y = (
+            t.to(device)
+            for t in T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        )
+        with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+            logits, loss = model(x, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses[step] = loss.detach()
+        step += 1
+    return losses.tolist()
+""",
+    ),
+    # ------------------------------------------------------------------ fix: wrong
+    Blind(
+        name="model_weights_cast_to_bf16",
+        exercise_id=F,
+        half="held2",
+        correct=False,
+        cause="It casts the model itself to bf16 instead of running the forward under torch.autocast, so the weights and AdamW's moments are stored in bf16 and small updates round away: keep the model in fp32 and autocast only the forward.",
+        source="""
+import torch
+
+import gpu_utils as gu
+from gpu_utils import capstone_profile
+
+T = gu.training
+
+
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device, dtype=torch.bfloat16)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    losses = []
+    for step in range(steps):
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        _, loss = model(x, y)  # the weights are bf16 already
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+""",
+    ),
+    Blind(
+        name="autocast_to_float16",
+        exercise_id=F,
+        half="held2",
+        correct=False,
+        cause="It autocasts to torch.float16 rather than torch.bfloat16: fp16's narrow range needs a GradScaler against underflowing gradients, and the fix asked for is bf16.",
+        source="""
+import torch
+
+import gpu_utils as gu
+from gpu_utils import capstone_profile
+
+T = gu.training
+
+
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    losses = []
+    for step in range(steps):
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        with torch.autocast(device.type, dtype=torch.float16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+""",
+    ),
+    Blind(
+        name="autocast_device_hard_coded_cuda",
+        exercise_id=F,
+        half="held2",
+        correct=False,
+        cause='It hard-codes torch.autocast("cuda"), which does nothing for a model on the CPU (where the check runs), so the linear layers still compute in fp32: pass device.type (or x.device.type).',
+        source="""
+import torch
+
+import gpu_utils as gu
+from gpu_utils import capstone_profile
+
+T = gu.training
+
+
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    losses = []
+    for step in range(steps):
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+""",
+    ),
+    Blind(
+        name="zero_grad_once_before_the_loop",
+        exercise_id=F,
+        half="held2",
+        correct=False,
+        cause="It calls zero_grad() once before the loop instead of every step, so each step's gradients add onto all the previous ones and the optimizer steps with their running sum.",
+        source="""
+import torch
+
+import gpu_utils as gu
+from gpu_utils import capstone_profile
+
+T = gu.training
+
+
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    optimizer.zero_grad()
+    losses = []
+    for step in range(steps):
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+""",
+    ),
+    Blind(
+        name="loop_starts_at_one",
+        exercise_id=F,
+        half="held2",
+        correct=False,
+        cause="It loops over range(1, steps), one step fewer than asked, so it trains steps - 1 steps and returns one loss too few.",
+        source="""
+import torch
+
+import gpu_utils as gu
+from gpu_utils import capstone_profile
+
+T = gu.training
+
+
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    losses = []
+    for step in range(1, steps):
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+""",
+    ),
+    Blind(
+        name="best_loss_compared_every_step",
+        exercise_id=F,
+        half="held2",
+        correct=False,
+        cause="Comparing the loss tensor with the best so far in an if, every step, turns a tensor into a Python bool, a host synchronisation per step: keep the losses on the device and look at them after the loop.",
+        source="""
+import torch
+
+import gpu_utils as gu
+from gpu_utils import capstone_profile
+
+T = gu.training
+
+
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    losses = []
+    best = float("inf")
+    for step in range(steps):
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        if loss < best:  # remember the best step
+            best = loss.detach()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+""",
+    ),
+    Blind(
+        name="adam_instead_of_adamw",
+        exercise_id=F,
+        half="held2",
+        correct=False,
+        cause="It replaces AdamW with torch.optim.Adam, whose weight_decay adds an L2 term to the gradient instead of AdamW's decoupled decay of the weights, so it learns different weights from the script's optimizer.",
+        source="""
+import torch
+
+import gpu_utils as gu
+from gpu_utils import capstone_profile
+
+T = gu.training
+
+
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    losses = []
+    for step in range(steps):
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+""",
+    ),
+    Blind(
+        name="chapter_default_gpt",
+        exercise_id=F,
+        half="held2",
+        correct=False,
+        cause="It builds gu.gpt's default GPT (width 64, 4 heads, 64-token context) instead of capstone_profile.build_model(), so it trains a different, larger model than the script's.",
+        source="""
+import torch
+
+import gpu_utils as gu
+from gpu_utils import capstone_profile
+
+T = gu.training
+
+
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = gu.gpt.build(seed=0).to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    losses = []
+    for step in range(steps):
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+""",
+    ),
+    Blind(
+        name="generator_reseeded_every_step",
+        exercise_id=F,
+        half="held2",
+        correct=False,
+        cause="It creates and seeds the generator inside the loop, so every step draws the same windows and the model trains on one batch over and over: seed one generator before the loop.",
+        source="""
+import torch
+
+import gpu_utils as gu
+from gpu_utils import capstone_profile
+
+T = gu.training
+
+
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    losses = []
+    for step in range(steps):
+        generator = torch.Generator().manual_seed(0)
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
 """,
     ),
 ]
