@@ -16,7 +16,14 @@ Each kernel's result is checked against PyTorch first, then timed with
   against ``torch.matmul`` (cuBLAS): goal at least 70%;
 - **attention forward** (FlashAttention-2 structure, bfloat16, batch 4 x 16 heads, sequence 4096,
   head dimension 64 and 128, not causal) against ``scaled_dot_product_attention`` restricted to
-  its flash backend: goal at least 50%.
+  its flash backend: goal at least 50%;
+- **attention backward** (chapter 12's section 10, ``gpu_utils.triton_backward``: FlashAttention-2's
+  Algorithm 2 with dK/dV per key block and dQ in a second kernel; bfloat16, batch 4 x 16 heads,
+  sequence 4096, head dimension 64 and 128, causal and not) against the backward of
+  ``scaled_dot_product_attention``'s flash backend, in TFLOP/s counted as FlashAttention's own
+  benchmark does (``benchmarks/benchmark_flash_attention.py``: the backward is 2.5 times the
+  forward's 4 x batch x heads x seq^2 x head_dim, halved when causal); no goal is set before a
+  first measurement. Its gradients are checked first against float32 ones.
 
 It also stores the Triton code that ``torch.compile`` generates for chapter 12's small fused
 function on this GPU. Results go to ``gpu_utils/reference_data/ch12_triton.json`` (device, date,
@@ -33,7 +40,7 @@ import sys
 import gpu_utils as gu
 
 NAME = "ch12_triton"
-PARTS = ("softmax", "layernorm", "matmul", "attention", "inductor")
+PARTS = ("softmax", "layernorm", "matmul", "attention", "attention_bwd", "inductor")
 #: The goals of the chapter's issue, as fractions of the comparison.
 GOALS = {"softmax": 0.8, "layernorm": 0.8, "matmul": 0.7, "attention": 0.5}
 ROWS, COLS = 8192, 4096  # softmax and layer norm: 128 MiB of float32 read and written
@@ -272,6 +279,19 @@ def attention(q, k, v, block=(128, 64), num_warps=None, num_stages=None):
     return o
 
 
+def attention_bwd(q, k, v, grad_out, causal=False, blocks=(64, 64)):
+    """dQ, dK, dV of section 10's FlashAttention-2 (forward saving L, then its backward) for
+    (batch, heads, seq, dim) tensors: the forward runs once, the returned function runs the
+    backward alone (what the benchmark times)."""
+    import torch
+
+    from gpu_utils import triton_backward
+
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    out = triton_backward.flash_attention(*leaves, causal=causal, blocks=blocks)
+    return lambda: torch.autograd.grad(out, leaves, grad_out, retain_graph=True)
+
+
 def bias_gelu(x, bias):
     """Chapter 12's small fused function (section 9)."""
     import torch
@@ -344,6 +364,8 @@ def measure(parts: list[str]) -> dict:
                     "SDPA flash",
                 )
             )
+    if "attention_bwd" in parts:
+        rows += _attention_bwd_rows()
     if "inductor" in parts:
         from torch._inductor.utils import run_and_get_code
 
@@ -351,6 +373,57 @@ def measure(parts: list[str]) -> dict:
         _, codes = run_and_get_code(torch.compile(bias_gelu), x, bias)
         extra["inductor_triton"] = codes[0] if codes else ""
     return {"rows": rows, **extra}
+
+
+def _relative_error(got, want) -> float:
+    return float((got.float() - want).abs().max() / want.abs().max())
+
+
+def _attention_bwd_rows() -> list[dict]:
+    """Section 10's attention backward against SDPA's flash backward, both in bfloat16, after
+    both are compared with float32 gradients (SDPA's default backend on float32 copies)."""
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    rows = []
+    for dim in HEAD_DIMS:
+        for causal in (False, True):
+            shape = (BATCH, HEADS, SEQ, dim)
+            q, k, v, grad_out = (
+                torch.randn(shape, device="cuda", dtype=torch.bfloat16) for _ in range(4)
+            )
+            exact = [t.float().requires_grad_() for t in (q, k, v)]
+            F.scaled_dot_product_attention(*exact, is_causal=causal).backward(grad_out.float())
+            blocks = (64, 64) if dim == 64 else (32, 64)
+            mine = attention_bwd(q, k, v, grad_out, causal, blocks)
+            leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                out = F.scaled_dot_product_attention(*leaves, is_causal=causal)
+                theirs = lambda: torch.autograd.grad(out, leaves, grad_out, retain_graph=True)  # noqa: B023, E731
+                theirs_errors = [
+                    _relative_error(g, e.grad) for g, e in zip(theirs(), exact, strict=True)
+                ]
+                theirs_ms = _ms(theirs)
+            mine_errors = [_relative_error(g, e.grad) for g, e in zip(mine(), exact, strict=True)]
+            # bfloat16 keeps 8 bits of mantissa: allow a few times SDPA's own error
+            assert max(mine_errors) < max(4 * max(theirs_errors), 2e-2), (
+                mine_errors,
+                theirs_errors,
+            )
+            mine_ms = _ms(mine)
+            flops = 2.5 * 4 * BATCH * HEADS * SEQ * SEQ * dim / (2 if causal else 1)
+            row = share_row(
+                f"attention_bwd (bf16, seq {SEQ}, d {dim}{', causal' if causal else ''})",
+                flops / (mine_ms * 1e-3) / 1e12,
+                "TFLOP/s",
+                flops / (theirs_ms * 1e-3) / 1e12,
+                "SDPA flash backward",
+            )
+            row["max_relative_error"] = max(mine_errors)
+            row["sdpa_max_relative_error"] = max(theirs_errors)
+            rows.append(row)
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -68,3 +68,23 @@ def test_the_kernels_equal_torch_in_the_interpreter():
     )
     got = ch12_triton.attention(q, k, v, block=(16, 16))
     torch.testing.assert_close(got.float(), expected, rtol=3e-3, atol=3e-3)
+
+
+def test_the_attention_backward_equals_autograd_in_the_interpreter():
+    """The launcher the GPU run times (section 10's kernels), float16 where the GPU run uses
+    bfloat16, causal and not, a sequence that is not a multiple of the blocks."""
+    from gpu_utils import triton_backward
+
+    torch.manual_seed(1)
+    q, k, v, grad_out = (torch.randn(1, 2, 40, 16).half() for _ in range(4))
+    for causal in (False, True):
+        grads = ch12_triton.attention_bwd(q, k, v, grad_out, causal, blocks=(16, 16))()
+        leaves = [t.float().requires_grad_() for t in (q, k, v)]
+        triton_backward.attention_reference(*leaves, causal=causal).backward(grad_out.float())
+        for got, leaf in zip(grads, leaves, strict=True):
+            torch.testing.assert_close(got.float(), leaf.grad, rtol=3e-3, atol=3e-3)
+
+
+def test_the_attention_backward_rows_carry_no_goal():
+    row = ch12_triton.share_row("attention_bwd (bf16, seq 4096, d 64)", 1.0, "TFLOP/s", 2.0, "x")
+    assert row["goal"] is None and "attention_bwd" in ch12_triton.PARTS
