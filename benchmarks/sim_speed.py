@@ -13,8 +13,7 @@ the two engines on the same launch only. Matmul's rate falls with size: each thr
 multiply-adds. Each
 course timing is the best of three launches (the first also compiles the kernel's rewrite);
 numba's is one launch. The kernels are the labs' (the copies in benchmarks/kernels_ch0*.py, and
-lab 03's and lab 05's solutions here). The warp-shuffle reduction is left out: the course's
-engine does not run warp intrinsics yet.
+lab 03's and lab 05's solutions here).
 """
 
 from __future__ import annotations
@@ -146,6 +145,11 @@ def _reduction(n):
     return _blocks(n, BLOCK), BLOCK, (x, np.zeros(_blocks(n, BLOCK), np.float32))
 
 
+def _shuffle_reduction(n):
+    x = _rng().random(n, dtype=np.float32)
+    return _blocks(n, BLOCK), BLOCK, (x, np.zeros(1, np.float32))
+
+
 def _scan(n):
     return _blocks(n, BLOCK), BLOCK, (_rng().random(n, dtype=np.float32), np.zeros(n, np.float32))
 
@@ -174,6 +178,13 @@ CASES = [
     Case("transpose, naive (uncoalesced)", kernels_ch04.transpose_naive, _transpose, 128, 1_024),
     Case("transpose, tiled (coalesced)", kernels_ch04.transpose_tiled, _transpose, 128, 1_024),
     Case("shared reduction", kernels_ch05.reduce_sequential, _reduction, 2_048, 262_144),
+    Case(
+        "warp-shuffle reduction",
+        kernels_ch05.reduce_shuffle_atomic,
+        _shuffle_reduction,
+        2_048,
+        262_144,
+    ),
     Case("block scan", block_scan, _scan, 2_048, 262_144),
     Case("histogram, shared + atomics", histogram_shared, _histogram, 2_048, 262_144),
     Case("tiled matmul (16 x 16)", matmul_tiled, _matmul, 64, 256),

@@ -642,3 +642,13 @@ def test_gpu_course_sim_routes_kernel_launches(value, expected, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert expected in done.stdout
+
+
+def test_the_engines_shuffle_rule_is_gu_warps():
+    from gpu_utils.sim import warps
+
+    for mode in ("idx", "up", "down", "bfly"):
+        for lane in range(32):
+            for operand in [*range(40), -1, np.int32(7), np.uint32(33)]:
+                expected = gu.warp.shuffle_source_lane(mode, lane, operand)
+                assert warps.source_lane(mode, lane, operand) == expected, (mode, lane, operand)

@@ -403,20 +403,19 @@ class Launch:
         tids = self.thread_ids
         n = len(tids)
         gens = [kernel(*args) for _ in range(n)]
-        send = [None] * n
         waiting: dict[int, tuple] = {}
         exits: dict = {}  # exit line (None: the end) -> first thread that left there
-        runnable = range(n)
+        runnable = dict.fromkeys(range(n))  # thread -> what its barrier returns to it
         base = module._base[0]
         try:
             while True:
                 yields = []
                 left = False
-                for i in runnable:
+                for i, sent in runnable.items():
                     module.threadIdx = tid = tids[i]
                     module.grid1 = base + tid.x
                     try:
-                        yields.append(gens[i].send(send[i]))
+                        yields.append(gens[i].send(sent))
                     except StopIteration as stop:
                         exits.setdefault(stop.value, i)
                         gens[i] = None
@@ -438,15 +437,15 @@ class Launch:
                         waiting[i] = value
                 if not waiting:
                     return
-                runnable = self._release(waiting, send, gens, exits)
+                runnable = self._release(waiting, gens, exits)
         except _Stop as stop:
             self._last_line = _kernel_line(stop.__traceback__, self.codes)
             raise
 
-    def _release(self, waiting, send, gens, exits):
+    def _release(self, waiting, gens, exits) -> dict:
         """The threads that may go on, with what each barrier returns to them."""
         if any(w[0] >= SYNCWARP for w in waiting.values()):
-            return _SendOnce(warps.release(self, waiting, send, gens), send)
+            return warps.release(self, waiting, gens)
         tids = self.thread_ids
         sites = {w[1] for w in waiting.values()}
         block = self.module.blockIdx
@@ -484,13 +483,9 @@ class Launch:
                 result = int(all(values))
             else:
                 result = int(any(values))
-        released = list(waiting)
-        for i in released:
-            send[i] = result
+        released = dict.fromkeys(waiting, result)
         waiting.clear()
-        if result is None:
-            return released
-        return _SendOnce(released, send)
+        return released
 
 
 _NUMPY_BOUNDS = re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)")
@@ -524,20 +519,6 @@ def _numpy_out_of_bounds(error, codes) -> str | None:
         f"index {match[1]} is out of bounds for axis {match[2]} with size {match[3]} "
         f"(array `{label}`{shape})"
     )
-
-
-class _SendOnce(list):
-    """Threads released with a value (syncthreads_count/and/or): later phases send None."""
-
-    def __init__(self, released, send) -> None:
-        super().__init__(released)
-        self.send = send
-
-    def __iter__(self):
-        send = self.send
-        for i in list.__iter__(self):
-            yield i
-            send[i] = None
 
 
 def _gen_line_top(gen) -> int | None:

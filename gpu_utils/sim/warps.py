@@ -64,7 +64,7 @@ class _WarpView:
             lane: meeting
             for (w, *_), meeting in meetings.items()
             if w == index
-            for lane in meeting.values
+            for lane in meeting.calls
         }
 
     def where(self, lane: int) -> str:
@@ -81,52 +81,79 @@ def _line(site: int) -> int:
     return SITES[site][1]
 
 
-def release(launch, waiting: dict, send: list, gens: list) -> list[int]:
-    """Complete every rendezvous that can complete; the threads released, their results in
-    ``send``. Raises when none can complete (the lanes would wait forever on a GPU)."""
+def source_lane(mode: str, lane: int, operand) -> int:
+    """:func:`gpu_utils.warp.shuffle_source_lane` for the width of numba's intrinsics (32), in
+    the few operations each mode needs (tests/test_sim.py checks it against that function)."""
+    b = (operand if type(operand) is int else int(operand)) & 0x1F
+    if mode == "down":
+        return lane + b if lane + b < WARP_SIZE else lane
+    if mode == "bfly":
+        return lane ^ b
+    if mode == "up":
+        return lane - b if lane >= b else lane
+    return b  # idx
+
+
+def _mask(launch, i, name, site, mask) -> int:
+    """The mask as an int (gu.warp's rule and error), and the calling lane in it."""
+    if type(mask) is not int or not 0 <= mask <= gwarp.FULL_MASK:
+        try:
+            mask = gwarp._as_mask(mask)
+        except gwarp.WarpError as error:
+            raise WarpError(f"{launch.where(i)}, line {_line(site)}: {error}") from None
+    if not mask >> (i & 31) & 1:
+        try:
+            gwarp._check_mask(name, mask, i & 31)
+        except gwarp.WarpError as error:
+            raise WarpError(f"{launch.where(i)}, line {_line(site)}: {error}") from None
+    return mask
+
+
+def release(launch, waiting: dict, gens: list) -> dict:
+    """Complete every rendezvous that can complete: the threads released, each with its
+    result. Raises when none can complete (the lanes would wait forever on a GPU)."""
     n = len(gens)
     meetings: dict[tuple, _Meeting] = {}
     for i, (kind, site, payload) in waiting.items():
         if kind < SYNCWARP:
             continue
-        name, args = ("syncwarp", (payload,)) if kind == SYNCWARP else payload
-        w, lane = divmod(i, WARP_SIZE)
-        existing = (1 << min(WARP_SIZE, n - WARP_SIZE * w)) - 1
+        if kind == SYNCWARP:
+            name, args = "syncwarp", (payload,)
+        else:
+            name, args = payload
         if name == "activemask":
             visit = launch.visits[(i, site)] = launch.visits.get((i, site), 0) + 1
-            key, given = (w, name, site, visit), existing
+            key, given = (i >> 5, name, site, visit), None
         else:
-            try:
-                given = gwarp._as_mask(args[0])
-                gwarp._check_mask(name, given, lane)
-            except gwarp.WarpError as error:
-                raise WarpError(f"{launch.where(i)}, line {_line(site)}: {error}") from None
-            key = (w, name, given)
+            given = _mask(launch, i, name, site, args[0])
+            key = (i >> 5, name, given)
         meeting = meetings.get(key)
         if meeting is None:
+            existing = (1 << min(WARP_SIZE, n - (i & ~31))) - 1
+            if given is None:
+                given = existing
             meeting = meetings[key] = _Meeting(name, given & existing, given)
-        meeting.values[lane] = args[1] if len(args) > 1 else None
-        meeting.sites[lane] = (SITES[site][0], _line(site))
-        meeting.calls[lane] = (i, args, site)
-    released: list[int] = []
+        meeting.calls[i & 31] = (i, args, site)
+    released: dict = {}
     for (w, name, *_), meeting in meetings.items():
-        missing = [lane for lane in gwarp._bits(meeting.mask) if lane not in meeting.values]
-        if name == "syncwarp":
-            complete = not missing
+        calls = meeting.calls
+        if len(calls) == meeting.mask.bit_count():
+            complete = True  # every lane of the mask is here (the lanes are in the mask)
+        elif name == "syncwarp":
+            complete = False
         else:
+            missing = [lane for lane in gwarp._bits(meeting.mask) if lane not in calls]
             complete = name == "activemask" or all(
                 gens[w * WARP_SIZE + lane] is None for lane in missing
             )
         if complete:
-            meeting.complete = True
-            meeting.result_mask = gwarp._mask_of(meeting.values)
-            _answer(launch, w, meeting, waiting, send, released, gens, meetings)
+            _answer(launch, w, meeting, waiting, released, gens, meetings)
     if released:
         return released
     w, name, *_ = key = min(meetings, key=lambda k: min(c[0] for c in meetings[k].calls.values()))
     meeting = meetings[key]
-    first = min(meeting.calls)
-    i, _, site = meeting.calls[first]
+    _fill(meeting)
+    i, _, site = meeting.calls[min(meeting.calls)]
     problem, _ = gwarp._stuck(name, meeting, _WarpView(w, gens, waiting, meetings))
     raise WarpDivergence(
         f"{launch.where(i)}, line {_line(site)}: "
@@ -134,48 +161,73 @@ def release(launch, waiting: dict, send: list, gens: list) -> list[int]:
     )
 
 
-def _answer(launch, w, meeting, waiting, send, released, gens, meetings) -> None:
+def _fill(meeting) -> None:
+    """gu.warp's round fields (values, sites), for its messages and the votes."""
+    calls = meeting.calls
+    meeting.values = {lane: (a[1] if len(a) > 1 else None) for lane, (_, a, _) in calls.items()}
+    meeting.sites = {lane: (SITES[s][0], SITES[s][1]) for lane, (_, _, s) in calls.items()}
+
+
+def _answer(launch, w, meeting, waiting, released, gens, meetings) -> None:
     name = meeting.op
-    first = min(meeting.calls)
-    where = launch.where(meeting.calls[first][0])
-    if name not in ("syncwarp", "activemask") and len(set(meeting.sites.values())) > 1:
+    calls = meeting.calls
+    meeting.complete = True
+    meeting.result_mask = gwarp._mask_of(calls)
+    if name not in ("syncwarp", "activemask") and len({c[2] for c in calls.values()}) > 1:
+        _fill(meeting)
+        for other in meetings.values():
+            _fill(other)
         view = _WarpView(w, gens, waiting, meetings)
+        where = launch.where(calls[min(calls)][0])
         raise WarpError(f"{where}: {gwarp._different_calls(name, meeting, view)}")
+    if name in SHUFFLE_MODES:
+        mode = SHUFFLE_MODES[name]
+        values = {lane: a[1] for lane, (_, a, _) in calls.items()}
+        for lane, (i, args, site) in calls.items():
+            source = source_lane(mode, lane, args[2])
+            found = values.get(source, _MISSING)
+            if found is _MISSING:
+                found = _not_there(launch, w, meeting, lane, source, args, site, len(gens))
+            released[i] = found
+            del waiting[i]
+        return
+    if name in ("syncwarp", "activemask"):
+        result = None if name == "syncwarp" else np.uint32(meeting.result_mask)
+        for i, _, _ in calls.values():
+            released[i] = result
+            del waiting[i]
+        return
+    _fill(meeting)
     values = meeting.values
-    for lane, (i, args, site) in meeting.calls.items():
-        if name in SHUFFLE_MODES:
-            result = _shuffled(launch, w, meeting, lane, args, site, len(gens))
-        elif name == "ballot_sync":
-            result = gwarp._int32(gwarp._mask_of(o for o, vote in values.items() if vote))
-        elif name == "all_sync":
-            result = all(bool(v) for v in values.values())
-        elif name == "any_sync":
-            result = any(bool(v) for v in values.values())
-        elif name == "eq_sync":
-            result = len({bool(v) for v in values.values()}) == 1
-        elif name == "match_any_sync":
+    if name == "ballot_sync":
+        common = gwarp._int32(gwarp._mask_of(o for o, vote in values.items() if vote))
+    elif name == "all_sync":
+        common = all(bool(v) for v in values.values())
+    elif name == "any_sync":
+        common = any(bool(v) for v in values.values())
+    elif name == "eq_sync":
+        common = len({bool(v) for v in values.values()}) == 1
+    for lane, (i, _, _) in calls.items():
+        if name == "match_any_sync":
             mine = values[lane]
             result = gwarp._int32(gwarp._mask_of(o for o, v in values.items() if v == mine))
         elif name == "match_all_sync":
             mine = values[lane]
             same = all(v == mine for v in values.values())
             result = (gwarp._int32(meeting.result_mask if same else 0), same)
-        elif name == "activemask":
-            result = np.uint32(meeting.result_mask)
-        else:  # syncwarp
-            result = None
-        send[i] = result
+        else:
+            result = common
+        released[i] = result
         del waiting[i]
-        released.append(i)
 
 
-def _shuffled(launch, w, meeting, lane, args, site, n):
-    """What ``lane`` receives from a shuffle: the PTX rule's source lane's value, its own value
-    when the source is outside the mask (undefined on a GPU; ``gu.warp`` does the same)."""
+_MISSING = object()
+
+
+def _not_there(launch, w, meeting, lane, source, args, site, n):
+    """A shuffle's source lane that did not take part: the caller's own value when the mask
+    leaves it out (undefined on a GPU; ``gu.warp`` does the same), else an error."""
     name = meeting.op
-    source = gwarp.shuffle_source_lane(SHUFFLE_MODES[name], lane, args[2])
-    if source in meeting.values:
-        return meeting.values[source]
     if not meeting.given >> source & 1:
         return args[1]
     where = f"{launch.where(w * WARP_SIZE + lane)}, line {_line(site)}"
