@@ -130,7 +130,10 @@ class TritonAccesses:
         ]
 
     def _pairs(self, tensor: str, kinds) -> np.ndarray:
-        """(flat element, linear program id) per active lane of the selected accesses."""
+        return self._pairs_of(tensor, self._selected(tensor, kinds))
+
+    def _pairs_of(self, tensor: str, accesses: list[Access]) -> np.ndarray:
+        """(flat element, linear program id) per active lane of ``accesses``."""
         shape = self.shape(tensor)
         chunks = [
             np.stack(
@@ -140,7 +143,7 @@ class TritonAccesses:
                 ],
                 axis=1,
             )
-            for a in self._selected(tensor, kinds)
+            for a in accesses
         ]
         return np.concatenate(chunks) if chunks else np.empty((0, 2), dtype=np.int64)
 
@@ -267,14 +270,27 @@ class TritonAccesses:
     def __repr__(self) -> str:
         return str(self.summary())
 
+    def _repr_html_(self) -> str:
+        return self.summary()._repr_html_()
+
     # --- picture --------------------------------------------------------------------------------
 
-    def draw(self, tensor: str | None = None, kind: str | None = None, max_annotated: int = 512):
-        """Draw ``tensor`` (or every tensor the kernel touched), coloured by the program that
-        ``kind`` ("load", "store", "atomic"; default: "store" for a tensor written to, else
-        "load") touched each element with; returns the matplotlib Figure (``plt.show()``)."""
+    def draw(
+        self,
+        tensor: str | None = None,
+        kind: str | None = None,
+        program=None,
+        max_annotated: int = 512,
+    ):
+        """Draw ``tensor`` (or every tensor the kernel touched), each element coloured by the
+        program that ``kind`` ("load", "store", "atomic"; default: "store" for a tensor written
+        to, else "load") touched it with and numbered with that program's id. With ``program``
+        (an int or an (x, y, z) tuple), only that program's accesses, each element numbered with
+        the lane that touched it (its position in the block). Returns the matplotlib Figure
+        (``plt.show()`` shows it)."""
         import matplotlib.pyplot as plt
 
+        wanted = None if program is None else _program(program)
         touched = [t for t in self.tensors if any(a.tensor == t for a in self.accesses)]
         names = [self.name(tensor)] if tensor is not None else touched
         if not names:
@@ -287,7 +303,8 @@ class TritonAccesses:
                     "tensors: read summary() or elements() for it."
                 )
             chosen = kind or ("store" if self.count(name, "write").any() else "load")
-            panels.append((name, _kinds(chosen), chosen, self._cells(name, _kinds(chosen))))
+            accesses = self._selected(name, _kinds(chosen), wanted)
+            panels.append((name, chosen, accesses, self._cells(name, accesses)))
         widest = max(p[3].shape[1] for p in panels)
         cell = min(0.38, 10.5 / widest)
         width = max(5.5, cell * widest + 3.0)
@@ -301,24 +318,27 @@ class TritonAccesses:
             layout="constrained",
         )
         colours = _block_colours(math.prod(self.grid))
-        for ax, (name, kinds, chosen, cells) in zip(axes[:, 0], panels, strict=True):
-            self._draw_tensor(ax, name, kinds, chosen, cells, colours, max_annotated)
-        number = "its id" if self._used() == 1 else "its (" + ", ".join("xyz"[: self._used()]) + ")"
-        fig.suptitle(
-            f"{self.kernel}[{_fmt_dim(self.grid)}]: which program touched each element\n"
-            f"colour and number = the program, {number}",
-            fontsize=9,
-        )
+        for ax, (name, chosen, accesses, cells) in zip(axes[:, 0], panels, strict=True):
+            self._draw_tensor(ax, name, chosen, accesses, cells, colours, wanted, max_annotated)
+        used = self._used()
+        number = "its id" if used == 1 else "its (" + ", ".join("xyz"[:used]) + ")"
+        if wanted is None:
+            heading = "which program touched each element\ncolour and number = the program, "
+            heading += number
+        else:
+            heading = f"the elements program {_fmt_id(wanted, used)} touched\nnumber = the lane"
+            heading += " (its position in the block)"
+        fig.suptitle(f"{self.kernel}[{_fmt_dim(self.grid)}]: {heading}", fontsize=9)
         return fig
 
-    def _cells(self, name: str, kinds) -> np.ndarray:
+    def _cells(self, name: str, accesses: list[Access]) -> np.ndarray:
         """The element offset shown in each cell (-1: padding). A 1-D tensor is drawn 32
         elements a row and extended past its end to the masked lanes that point there."""
         shape = self.shape(name)
         if len(shape) == 2:
             return np.arange(shape[0] * shape[1]).reshape(shape)
         n = shape[0]
-        past = [a.masked_offsets for a in self._selected(name, kinds) if a.masked]
+        past = [a.masked_offsets for a in accesses if a.masked_offsets.size]
         last = int(max([n - 1] + [int(p.max()) for p in past]))
         last = min(last, n - 1 + 4 * _WRAP)  # a few rows of masked lanes are enough to see
         cols = min(last + 1, _WRAP)
@@ -326,24 +346,32 @@ class TritonAccesses:
         flat[: last + 1] = np.arange(last + 1)
         return flat.reshape(-1, cols)
 
-    def _draw_tensor(self, ax, name, kinds, chosen, cells, colours, max_annotated) -> None:
+    def _draw_tensor(
+        self, ax, name, chosen, accesses, cells, colours, wanted, max_annotated
+    ) -> None:
         shape = self.shape(name)
         size = math.prod(shape)
         used = self._used()
-        pairs = np.unique(self._pairs(name, kinds), axis=0)
+        pairs = np.unique(self._pairs_of(name, accesses), axis=0)
         readers = np.bincount(pairs[:, 0], minlength=size)
         first = np.full(size, -1)
         for element, program in pairs[::-1]:  # the lowest program id of each element
             first[element] = program
-        masked_past: dict[int, int] = {}  # element past the end -> the lowest program there
-        if len(shape) == 1:
-            for a in self._selected(name, kinds):
+        lane: dict[int, str] = {}  # with one program: element -> the first lane that touched it
+        masked_past: dict[int, int] = {}  # element past the end -> the first program there
+        for a in accesses:
+            if wanted is not None:
+                flat = np.ravel_multi_index(a.index.T, shape) if a.index.shape[1] else a.lanes * 0
+                for element, position in zip(flat.tolist(), a.lanes.tolist(), strict=True):
+                    where = np.unravel_index(position, a.block) if len(a.block) > 1 else position
+                    lane.setdefault(element, _fmt_id(tuple(np.atleast_1d(where)), len(a.block)))
+            if len(shape) == 1:
                 for offset in a.masked_offsets[a.masked_offsets >= size]:
                     masked_past.setdefault(int(offset), _linear(a.program, self.grid))
         rows, cols = cells.shape
         image = np.empty((rows, cols, 3))
         annotate = rows * cols <= max_annotated
-        race = chosen == "store"
+        race = chosen == "store" and wanted is None
         for (r, c), element in np.ndenumerate(cells):
             label, colour = "", "black"
             if element >= size and element in masked_past:
@@ -358,10 +386,11 @@ class TritonAccesses:
                 label, colour = f"×{readers[element]}", _SHARED if race else "black"
             else:
                 image[r, c] = colours[first[element]]
-                label = _fmt_id(_unlinear(first[element], self.grid), used)
+                label = lane[element] if wanted is not None else ""
+                label = label or _fmt_id(_unlinear(first[element], self.grid), used)
             if annotate and label:
                 bold = "bold" if colour == _SHARED else "normal"
-                points = 8 if used == 1 else 6.5
+                points = 8 if len(label) <= 3 else 6.5
                 ax.text(c, r, label, ha="center", va="center", fontsize=points, color=colour,
                         fontweight=bold)  # fmt: skip
         ax.imshow(image, interpolation="nearest", aspect="equal")
@@ -378,18 +407,18 @@ class TritonAccesses:
         else:
             ax.set_xlabel("column (second index)", fontsize=8)
             ax.set_ylabel("row (first index)", fontsize=8)
-        masked = sum(a.masked for a in self._selected(name, kinds))
+        masked = sum(a.masked for a in accesses)
         ax.set_title(
             f"{name}, shape {tuple(shape)}: {_VERB[chosen]}; {masked} masked lanes", fontsize=9
         )
         padded = any(e < 0 or (e >= size and e not in masked_past) for e in cells.ravel())
-        self._legend(ax, chosen, bool(masked_past), padded)
+        self._legend(ax, chosen, bool(masked_past), padded, wanted)
 
-    def _legend(self, ax, chosen: str, hatched: bool, padded: bool) -> None:
+    def _legend(self, ax, chosen: str, hatched: bool, padded: bool, wanted) -> None:
         from matplotlib.patches import Patch
 
         colours = _block_colours(math.prod(self.grid))
-        programs = self.programs()
+        programs = self.programs() if wanted is None else [wanted]
         shown = min(len(programs), 8)
         programs = sorted(programs, key=lambda p: _linear(p, self.grid))  # colour order
         handles = [
@@ -405,12 +434,13 @@ class TritonAccesses:
                 Patch(facecolor="none", edgecolor="none", label=f"... {len(programs)} programs")
             )
         nobody = "never written" if chosen != "load" else "never loaded"
+        nobody = nobody if wanted is None else "not touched by this program"
         handles.append(Patch(facecolor=_UNWRITTEN, edgecolor="0.55", label=nobody))
-        if chosen == "store":
+        if chosen == "store" and wanted is None:
             handles.append(
                 Patch(facecolor=_SHARED_FILL, edgecolor="0.55", label="×k: k programs (a race)")
             )
-        else:
+        elif wanted is None:
             handles.append(
                 Patch(facecolor=_SEVERAL_READERS, edgecolor="0.55", label="×k: k programs")
             )

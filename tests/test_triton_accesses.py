@@ -125,7 +125,7 @@ def test_vector_add_each_program_touches_its_block_and_the_tail_is_masked():
 def test_on_the_given_tensors_the_launch_writes_them():
     rec, x, y, out = _vector_add(on_copies=False)
     assert torch.equal(out, x + y) and rec.args["out_ptr"] is out
-    assert "on the tensors given" in str(rec)
+    assert "on the tensors given" in str(rec) and "<table" in rec._repr_html_()
 
 
 def test_a_program_with_every_lane_masked_is_traced_to_its_tensor_by_the_source():
@@ -260,6 +260,30 @@ def test_the_2d_picture_labels_each_cell_with_its_program():
     assert sorted(t.get_text() for t in ax.texts) == sorted(
         str(r) for r in range(rows) for _ in range(n_cols)
     )
+    plt.close(fig)
+
+
+def test_one_program_s_picture_numbers_each_element_with_its_lane():
+    rec, *_ = _vector_add()
+    fig = rec.draw(tensor="out", program=3)
+    (ax,) = [ax for ax in fig.axes if ax.images]
+    assert sorted(t.get_text() for t in ax.texts) == ["0", "1", "2", "3"]  # out[96:100]
+    assert (
+        len([p for p in ax.patches if p.get_hatch()]) == 28
+        and "program 3" in fig.texts[0].get_text()
+    )
+    plt.close(fig)
+
+    M, N = 5, 7
+    args = (torch.rand(M), torch.rand(N), torch.empty(M, N), M, N, N)
+    rec = gu.triton_accesses(outer_add_kernel, (2, 2), *args, BM=4, BN=4)
+    fig = rec.draw(tensor="out", program=(0, 1))
+    (ax,) = [ax for ax in fig.axes if ax.images]
+    # lane (i, j) of program (0, 1)'s 4 x 4 block stores out[i, 4 + j]: cell (column, row)
+    placed = {
+        (round(t.get_position()[0]), round(t.get_position()[1])): t.get_text() for t in ax.texts
+    }
+    assert placed == {(4 + j, i): f"({i}, {j})" for i in range(4) for j in range(3)}
     plt.close(fig)
 
 
