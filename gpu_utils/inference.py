@@ -33,6 +33,7 @@ __all__ = [
     "Decoder",
     "critical_batch",
     "decode_step",
+    "max_batch",
 ]
 
 
@@ -219,6 +220,31 @@ def critical_batch(gpu, dtype: str = "bf16", weight_bytes: float = 2) -> float:
     spec = _gpu(gpu)
     _positive("weight_bytes", weight_bytes)
     return _peak(spec, dtype) * weight_bytes / (2 * spec.hbm_bandwidth)
+
+
+def max_batch(
+    decoder: Decoder,
+    gpu,
+    context: int,
+    usable: float = 0.9,
+    weight_bytes: float = 2,
+    kv_bytes: float = 2,
+) -> int:
+    """The most sequences of ``context`` tokens whose KV cache fits in ``usable`` of the GPU's
+    memory beside the weights (0 when the weights alone do not fit): the largest batch whose
+    :func:`decode_step` ``memory_bytes`` stays within ``usable`` x the GPU's memory. vLLM
+    takes 90% by default (``gpu_memory_utilization=0.9``, its engine arguments), leaving the
+    rest to activations and the CUDA context."""
+    spec = _gpu(gpu)
+    _positive("context", context)
+    if not 0 < usable <= 1:
+        raise ValueError(f"usable is a share of the memory in (0, 1], got {usable!r}")
+    _positive("weight_bytes", weight_bytes)
+    _positive("kv_bytes", kv_bytes)
+    room = usable * spec.hbm_bytes - decoder.params * weight_bytes
+    if room <= 0:
+        return 0
+    return int(room // (context * decoder.kv_bytes_per_token(kv_bytes)))
 
 
 # --- measured on this machine: a Llama-shaped decoder with a KV cache on the CPU -----------------

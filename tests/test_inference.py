@@ -347,3 +347,39 @@ def test_step_time_turns_steps_into_seconds():
 def test_serve_says_what_to_do_with_bad_input(kwargs, words):
     with pytest.raises(ValueError, match=words):
         inf.serve([inf.Request(0, 0, 100, 10)], **kwargs)
+
+
+# --- the largest batch the cache allows (section 3; lab 13's serving_kv_budget) ----------------
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "context", "weight_bytes"),
+    [
+        ("Llama 3 8B", "H100-SXM", 4096, 2),
+        ("Llama 2 7B", "T4", 2048, 2),
+        ("Llama 2 70B", "H100-SXM", 4096, 0.5),
+        ("Llama 3 8B", "L4", 32768, 2),
+    ],
+)
+def test_the_largest_batch_fits_and_one_more_does_not(model, gpu, context, weight_bytes):
+    d = inf.DECODERS[model]
+    b = inf.max_batch(d, gpu, context, usable=1.0, weight_bytes=weight_bytes)
+    assert b >= 1
+    step = inf.decode_step(d, gpu, b, context, weight_bytes, dtype="fp16")
+    over = inf.decode_step(d, gpu, b + 1, context, weight_bytes, dtype="fp16")
+    assert step.fits and not over.fits
+
+
+def test_llama_2_7b_on_a_t4_leaves_room_for_one_sequence_of_2048_at_90_percent():
+    # 0.9 x 16 GiB = 15.46 GB; weights 2 x 6.74e9 = 13.48 GB; one sequence 2048 x 0.52 MB = 1.07 GB
+    assert inf.max_batch(inf.DECODERS["Llama 2 7B"], "T4", 2048) == 1
+    assert inf.max_batch(inf.DECODERS["Llama 2 13B"], "T4", 1) == 0  # 26 GB of weights
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [(dict(context=0), "context must be"), (dict(context=8, usable=1.5), "usable is a share")],
+)
+def test_max_batch_says_what_to_do_with_bad_input(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        inf.max_batch(inf.DECODERS["Llama 2 7B"], "H100-SXM", **kwargs)
