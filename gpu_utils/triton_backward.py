@@ -197,7 +197,7 @@ def attention_bwd_preprocess_kernel(
     o_ptr, do_ptr, delta_ptr, seq, stride_h, stride_s,
     HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
 ):  # fmt: skip
-    """D_i = rowsum(dO_i * O_i) (Algorithm 2, line 4), one program per query block and head."""
+    """D_i = rowsum(dO_i * O_i) (Algorithm 2), one program per query block and head."""
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     head = tl.program_id(1).to(tl.int64) * stride_h
     offs_d = tl.arange(0, HEAD_DIM)
@@ -215,7 +215,7 @@ def attention_bwd_dkdv_kernel(
     HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
 ):  # fmt: skip
     """Program (key block j, head): dK_j and dV_j, looping over the query blocks i that see it
-    (Algorithm 2, lines 6-20): P = exp(S - L), dV += P^T dO, dP = dO V^T, dS = P (dP - D),
+    (Algorithm 2): P = exp(S - L), dV += P^T dO, dP = dO V^T, dS = P (dP - D),
     dK += dS^T Q * scale."""
     start_n = tl.program_id(0) * BLOCK_N
     bh = tl.program_id(1).to(tl.int64)

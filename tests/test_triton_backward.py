@@ -200,3 +200,64 @@ def test_layer_norm_bad_input_says_what_to_do():
         tb.layer_norm(x, torch.rand(7), w)
     with pytest.raises(ValueError, match="must be 2-D"):
         tb.layer_norm(torch.randn(8), w, w)
+
+
+# --- every kernel compiles for a GPU (Triton's compiler needs none) -----------------------------
+
+F32, F16 = "*fp32", "*fp16"
+_ATTENTION = {"seq": "i32", "scale": "fp32", "stride_h": "i32", "stride_s": "i32"}
+_BLOCKS = {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 64, "CAUSAL": True}
+COMPILED = [
+    (
+        "cross_entropy_fwd_bwd_kernel",
+        {"logits_ptr": F16, "target_ptr": "*i64", "loss_ptr": F32, "lse_ptr": F32},
+        {"stride": "i32", "vocab": "i32", "ignore_index": "i32", "inv_n": "fp32"},
+        {"BLOCK_V": 1024},
+    ),
+    (
+        "attention_fwd_kernel",
+        {"q_ptr": F16, "k_ptr": F16, "v_ptr": F16, "o_ptr": F16, "lse_ptr": F32},
+        _ATTENTION,
+        _BLOCKS,
+    ),
+    (
+        "attention_bwd_dkdv_kernel",
+        {"q_ptr": F16, "k_ptr": F16, "v_ptr": F16, "do_ptr": F16, "lse_ptr": F32},
+        {"delta_ptr": F32, "dk_ptr": F16, "dv_ptr": F16, **_ATTENTION},
+        _BLOCKS,
+    ),
+    (
+        "attention_bwd_dq_kernel",
+        {"q_ptr": F16, "k_ptr": F16, "v_ptr": F16, "do_ptr": F16, "lse_ptr": F32},
+        {"delta_ptr": F32, "dq_ptr": F16, **_ATTENTION},
+        _BLOCKS,
+    ),
+    *[
+        (
+            "layer_norm_bwd_dx_kernel",
+            {"dx_ptr": F32, "dy_ptr": F32, "dw_ptr": F32, "db_ptr": F32, "x_ptr": F32},
+            {"w_ptr": F32, "mean_ptr": F32, "rstd_ptr": F32, "lock_ptr": "*i32"},
+            {"GROUP_SIZE_M": 64, "BLOCK_N": 1024, "REDUCTION": reduction},
+        )
+        for reduction in tb.REDUCTIONS
+    ],
+]
+
+
+@pytest.mark.parametrize(
+    "name, pointers, scalars, constexprs",
+    COMPILED,
+    ids=[f"{c[0]}-{c[3].get('REDUCTION', '')}" for c in COMPILED],
+)
+def test_the_kernels_compile_for_an_a100(name, pointers, scalars, constexprs):
+    from gpu_utils import triton_ir
+
+    signature = {**pointers, **scalars}
+    if name == "layer_norm_bwd_dx_kernel":
+        signature |= {"stride": "i32", "n": "i32"}
+    compiled = triton_ir.compile(getattr(tb, name), signature, constexprs, "sm_80")
+    ptx = compiled.asm["ptx"]
+    if "REDUCTION" in constexprs:  # the lock and the flag are atomics on the GPU too
+        assert "atom" in ptx
+    if name.startswith("attention"):  # tl.dot on float16 tiles: tensor-core instructions
+        assert "mma.sync" in ptx
