@@ -652,3 +652,29 @@ def test_the_engines_shuffle_rule_is_gu_warps():
             for operand in [*range(40), -1, np.int32(7), np.uint32(33)]:
                 expected = gu.warp.shuffle_source_lane(mode, lane, operand)
                 assert warps.source_lane(mode, lane, operand) == expected, (mode, lane, operand)
+
+
+@pytest.mark.parametrize(
+    "kernel, threads, args",
+    [
+        (no_guard, 64, (np.zeros(127), np.zeros(127))),  # one thread past the end
+        (gu_warp_tests.exited_lane, 32, (np.arange(64.0), np.zeros(64))),  # a warp error
+        (gu_warp_tests.lane_past_block, 48, (np.arange(64.0), np.zeros(64))),
+    ],
+)
+def test_the_checkers_explain_both_engines_errors_alike(kernel, threads, args):
+    """The checkers read the course engine's errors through their attributes (thread, block,
+    line, index, axis, size), numba's through its text: the same account comes out."""
+    from gpu_utils.exercises._errors import explain
+
+    accounts = []
+    for run in (
+        lambda a: kernel[2, threads](*a),
+        lambda a: sim.launch(kernel.py_func, 2, threads, *a),
+    ):
+        with pytest.raises(Exception) as raised:
+            run(_copies(args))
+        found = explain(raised.value, kernel.py_func, threads)
+        accounts.append((found.kind, str(found), found.hint, found.line, found.index))
+    assert accounts[0] == accounts[1]
+    assert accounts[0][3] is not None  # the learner's line

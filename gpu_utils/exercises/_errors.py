@@ -1,8 +1,11 @@
 """A kernel's exception in the learner's terms (chapter 03 onwards): the exception, the line of the
 cell and its text, which array was indexed and how big it is, and a hint keyed to the cause.
 
-The simulator prefixes every message with ``tid=[x, y, z] ctaid=[x, y, z]:`` and names its own
-classes (``FakeCUDAModule``); none of that reaches the learner. The line comes from the traceback
+numba-cuda's simulator prefixes every message with ``tid=[x, y, z] ctaid=[x, y, z]:`` and names
+its own classes (``FakeCUDAModule``); none of that reaches the learner. The course's simulator
+(``gpu_utils.sim``, ``GPU_COURSE_SIM=course``) gives the same facts as attributes of its errors
+(``thread``, ``block``, ``line``, ``cause``; an ``IndexOutOfBounds`` also ``index``, ``axis``,
+``size``), which are read instead of the text, so that both engines give the same account. The line comes from the traceback
 frame of the learner's own function; its text from ``linecache``, where the checker's process
 registers the cell's source that the notebook sent with the kernel.
 """
@@ -65,12 +68,42 @@ def clean(message: str) -> str:
     return re.sub(r"'Fake\w+' object", "this object", message)
 
 
-def _thread(message: str) -> str:
-    match = _SIM_PREFIX.search(message)
+def _dim3(value) -> tuple[int, int, int] | None:
+    if isinstance(value, tuple) and len(value) == 3 and all(isinstance(v, int) for v in value):
+        return value
+    return None
+
+
+def _location(error: BaseException, raw: str) -> tuple[tuple, tuple] | None:
+    """(thread, block) of the failing thread: the course simulator's attributes, else numba's
+    ``tid=[..] ctaid=[..]`` prefix, else None."""
+    thread, block = _dim3(getattr(error, "thread", None)), _dim3(getattr(error, "block", None))
+    if thread is not None and block is not None:
+        return thread, block
+    match = _SIM_PREFIX.search(raw)
     if not match:
+        return None
+    numbers = tuple(int(g) for g in match.groups())
+    return numbers[:3], numbers[3:]
+
+
+def _thread(location) -> str:
+    if location is None:
         return ""
-    tx, ty, tz, bx, by, bz = match.groups()
+    (tx, ty, tz), (bx, by, bz) = location
     return f"thread ({tx}, {ty}, {tz}) of block ({bx}, {by}, {bz})"
+
+
+def _bounds(error: BaseException, message: str) -> tuple[int, int, int] | None:
+    """(index, axis, size) of an index outside an array: the course simulator's attributes,
+    else numpy's text (numba's simulator)."""
+    if not isinstance(error, IndexError):
+        return None
+    facts = tuple(getattr(error, name, None) for name in ("index", "axis", "size"))
+    if all(isinstance(v, int) for v in facts):
+        return facts
+    found = _OUT_OF_BOUNDS.search(message)
+    return tuple(int(g) for g in found.groups()) if found else None
 
 
 def _learner_frame(traceback, code):
@@ -193,15 +226,19 @@ def _close_cuda_name(name: str) -> str:
     return f" Did you mean `cuda.{match[0]}`?" if match else ""
 
 
-def _global_ids(message: str, blockdim) -> set[int]:
+def _global_ids(location, blockdim) -> set[int]:
     """The failing thread's global index along x, y and z (and flattened over the grid's x)."""
-    match = _SIM_PREFIX.search(message)
-    if not match or blockdim is None:
+    if location is None or blockdim is None:
         return set()
-    t = [int(g) for g in match.groups()[:3]]
-    b = [int(g) for g in match.groups()[3:]]
+    t, b = location
     dims = (tuple(blockdim) if isinstance(blockdim, (tuple, list)) else (blockdim,)) + (1, 1)
     return {b[axis] * int(dims[axis]) + t[axis] for axis in range(3)}
+
+
+def _warp_error() -> type:
+    from ..warp import WarpError
+
+    return WarpError
 
 
 def explain(error: BaseException, function, blockdim=None) -> KernelError:
@@ -210,19 +247,23 @@ def explain(error: BaseException, function, blockdim=None) -> KernelError:
     code = getattr(function, "__code__", None)
     entry = _learner_frame(error.__traceback__, code)
     line = entry.tb_lineno if entry is not None else None
+    if line is None and isinstance(getattr(error, "line", None), int):
+        line = error.line  # the course simulator's, for errors raised outside the kernel's code
     frame = entry.tb_frame if entry is not None else None
     filename = code.co_filename if code is not None else ""
     source = linecache.getline(filename, line).strip() if line else ""
     raw = str(error)
-    message = clean(raw)
+    cause = getattr(error, "cause", None)
+    message = clean(cause if isinstance(cause, str) else raw)
     exc_type = type(error).__name__
     where = f"line {line}" + (f": `{source}`" if source else "") if line else ""
-    thread = _thread(raw)
+    location = _location(error, raw)
+    thread = _thread(location)
     common = {"exc_type": exc_type, "line": line, "source": source}
 
-    bounds = _OUT_OF_BOUNDS.search(message)
-    if isinstance(error, IndexError) and bounds:
-        index, axis, size = (int(g) for g in bounds.groups())
+    bounds = _bounds(error, message)
+    if bounds:
+        index, axis, size = bounds
         names, is_global, ndim = _which_array(frame, source, axis, size)
         what = _label(names, is_global) if names else ""
         name = names[0] if len(names) == 1 else ""
@@ -233,7 +274,7 @@ def explain(error: BaseException, function, blockdim=None) -> KernelError:
         )
         details = dict(array=name, is_global=is_global, index=index, axis=axis, size=size)
         extra = index >= max(size, _largest_argument(frame, axis, ndim))  # past every end
-        if is_global and extra and index in _global_ids(raw, blockdim):
+        if is_global and extra and index in _global_ids(location, blockdim):
             text += (
                 " The grid has more threads than elements, so the extra threads must do nothing."
             )
@@ -288,7 +329,7 @@ def explain(error: BaseException, function, blockdim=None) -> KernelError:
             **common,
         )
 
-    if type(error).__name__ == "WarpError":
+    if type(error).__name__ == "WarpError" or isinstance(error, _warp_error()):
         return KernelError(
             "warp",
             f"A warp operation went wrong at {where or 'one line'}: {message}",

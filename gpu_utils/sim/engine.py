@@ -354,7 +354,10 @@ class Launch:
             raise KernelLoops(
                 f"the kernel ran for more than {self.limit:g} s in one block and was stopped: "
                 f"{where} was at {at}. Does a loop never end (a condition that never changes, "
-                "a stride of 0, `i += 1` missing)?"
+                "a stride of 0, `i += 1` missing)?",
+                thread=tuple(self.module.threadIdx),
+                block=tuple(block),
+                line=line,
             )
 
     _last_line = None
@@ -363,22 +366,36 @@ class Launch:
         """Thread ``i`` (linear id) of the block that runs now, in words."""
         return _where(self.module.blockIdx, self.thread_ids[i])
 
+    def located(self, i: int, line: int | None, cause: str) -> dict:
+        """Where thread ``i`` (linear id) of the block that runs now is, as error attributes."""
+        return {
+            "thread": tuple(self.thread_ids[i]),
+            "block": tuple(self.module.blockIdx),
+            "line": line,
+            "cause": cause,
+        }
+
     def _raise_from_kernel(self, error, block, tid):
         traceback = error.__traceback__
         line = _kernel_line(traceback, self.codes)
         where = _where(block, tid) + (f", line {line}" if line else "")
-        message = f"{where}: {error}"
+        thread, block = tuple(tid), tuple(block)
         if not isinstance(error, IndexOutOfBounds) and isinstance(error, IndexError):
             found = _numpy_out_of_bounds(error, self.codes)
             if found:
-                message = f"{where}: {found}"
-                error = IndexOutOfBounds(message)
+                error = found
         if isinstance(error, IndexOutOfBounds):
-            raise IndexOutOfBounds(message).with_traceback(traceback) from None
+            new = error.located(f"{where}: {error.cause}", thread, block, line)
+            raise new.with_traceback(traceback) from None
+        message = f"{where}: {error}"
         try:
             new = type(error)(message)
         except Exception:
-            raise SimulatorError(message).with_traceback(traceback) from error
+            raise SimulatorError(
+                message, thread=thread, block=block, line=line, cause=str(error)
+            ).with_traceback(traceback) from error
+        with contextlib.suppress(AttributeError, TypeError):  # for the checkers: no parsing
+            new.thread, new.block, new.line, new.cause = thread, block, line, str(error)
         raise new.with_traceback(traceback) from None
 
     def _run_plain(self) -> None:
@@ -491,7 +508,7 @@ class Launch:
 _NUMPY_BOUNDS = re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)")
 
 
-def _numpy_out_of_bounds(error, codes) -> str | None:
+def _numpy_out_of_bounds(error, codes) -> IndexOutOfBounds | None:
     """numpy's "index 10 is out of bounds for axis 0 with size 10", with the array named: the
     instruction that raised, through its source position, is one of the rewrite's indices."""
     match = _NUMPY_BOUNDS.search(str(error))
@@ -514,10 +531,16 @@ def _numpy_out_of_bounds(error, codes) -> str | None:
     if label is None:
         return None
     value = last.tb_frame.f_locals.get(label, last.tb_frame.f_globals.get(label))
-    shape = f" of shape {tuple(value.shape)}" if isinstance(value, np.ndarray) else ""
-    return (
+    shape = tuple(value.shape) if isinstance(value, np.ndarray) else None
+    of_shape = f" of shape {shape}" if shape is not None else ""
+    return IndexOutOfBounds(
         f"index {match[1]} is out of bounds for axis {match[2]} with size {match[3]} "
-        f"(array `{label}`{shape})"
+        f"(array `{label}`{of_shape})",
+        array=label,
+        index=int(match[1]),
+        axis=int(match[2]),
+        size=int(match[3]),
+        shape=shape,
     )
 
 

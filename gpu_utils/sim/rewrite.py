@@ -65,7 +65,45 @@ class NotHandledYet(NotImplementedError):
 
 
 class IndexOutOfBounds(IndexError):
-    """An index outside an array (the engine adds the thread and the line)."""
+    """An index outside an array, negative ones included. Besides its message it carries the
+    facts as attributes, for the checkers (never parse the text): ``array`` (the indexed
+    expression's source), ``index``, ``axis``, ``size`` (of that axis), ``shape``, and, once the
+    engine adds them, ``thread`` and ``block`` (``(x, y, z)`` tuples), ``line`` (the learner's)
+    and ``cause`` (the message without thread and line)."""
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        array: str = "",
+        index: int | None = None,
+        axis: int | None = None,
+        size: int | None = None,
+        shape: tuple | None = None,
+        thread: tuple | None = None,
+        block: tuple | None = None,
+        line: int | None = None,
+        cause: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.array, self.index, self.axis, self.size, self.shape = array, index, axis, size, shape
+        self.thread, self.block, self.line = thread, block, line
+        self.cause = message if cause is None else cause
+
+    def located(self, message: str, thread, block, line) -> IndexOutOfBounds:
+        """The same facts with the thread, block and line the engine knows."""
+        return IndexOutOfBounds(
+            message,
+            array=self.array,
+            index=self.index,
+            axis=self.axis,
+            size=self.size,
+            shape=self.shape,
+            thread=thread,
+            block=block,
+            line=line,
+            cause=self.cause,
+        )
 
 
 def check_index(array, index, axis, name):
@@ -93,7 +131,12 @@ def check_index(array, index, axis, name):
         negative = "; a negative index is out of bounds on a GPU too" if index < 0 else ""
         raise IndexOutOfBounds(
             f"index {int(index)} is out of bounds for axis {axis} with size {size} "
-            f"(array `{name}` of shape {tuple(shape)}{negative})"
+            f"(array `{name}` of shape {tuple(shape)}{negative})",
+            array=name,
+            index=int(index),
+            axis=axis,
+            size=size,
+            shape=tuple(shape),
         )
     return index
 

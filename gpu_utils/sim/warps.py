@@ -100,12 +100,18 @@ def _mask(launch, i, name, site, mask) -> int:
         try:
             mask = gwarp._as_mask(mask)
         except gwarp.WarpError as error:
-            raise WarpError(f"{launch.where(i)}, line {_line(site)}: {error}") from None
+            raise WarpError(
+                f"{launch.where(i)}, line {_line(site)}: {error}",
+                **launch.located(i, _line(site), str(error)),
+            ) from None
     if not mask >> (i & 31) & 1:
         try:
             gwarp._check_mask(name, mask, i & 31)
         except gwarp.WarpError as error:
-            raise WarpError(f"{launch.where(i)}, line {_line(site)}: {error}") from None
+            raise WarpError(
+                f"{launch.where(i)}, line {_line(site)}: {error}",
+                **launch.located(i, _line(site), str(error)),
+            ) from None
     return mask
 
 
@@ -155,9 +161,10 @@ def release(launch, waiting: dict, gens: list) -> dict:
     _fill(meeting)
     i, _, site = meeting.calls[min(meeting.calls)]
     problem, _ = gwarp._stuck(name, meeting, _WarpView(w, gens, waiting, meetings))
+    problem = problem or f"cuda.{name} waits for lanes that never reach it (a hang on a GPU)"
     raise WarpDivergence(
-        f"{launch.where(i)}, line {_line(site)}: "
-        + (problem or f"cuda.{name} waits for lanes that never reach it (a hang on a GPU)")
+        f"{launch.where(i)}, line {_line(site)}: {problem}",
+        **launch.located(i, _line(site), problem),
     )
 
 
@@ -178,8 +185,9 @@ def _answer(launch, w, meeting, waiting, released, gens, meetings) -> None:
         for other in meetings.values():
             _fill(other)
         view = _WarpView(w, gens, waiting, meetings)
-        where = launch.where(calls[min(calls)][0])
-        raise WarpError(f"{where}: {gwarp._different_calls(name, meeting, view)}")
+        i = calls[min(calls)][0]
+        problem = gwarp._different_calls(name, meeting, view)
+        raise WarpError(f"{launch.where(i)}: {problem}", **launch.located(i, None, problem))
     if name in SHUFFLE_MODES:
         mode = SHUFFLE_MODES[name]
         values = {lane: a[1] for lane, (_, a, _) in calls.items()}
@@ -230,21 +238,26 @@ def _not_there(launch, w, meeting, lane, source, args, site, n):
     name = meeting.op
     if not meeting.given >> source & 1:
         return args[1]
-    where = f"{launch.where(w * WARP_SIZE + lane)}, line {_line(site)}"
+    i = w * WARP_SIZE + lane
     if not meeting.mask >> source & 1:  # named by the mask, but no such lane in this block
         existing = min(WARP_SIZE, n - WARP_SIZE * w)
-        raise WarpError(
-            f"{where}: cuda.{name}: lane {lane} of warp {w} reads the value of lane {source}, "
+        problem = (
+            f"cuda.{name}: lane {lane} of warp {w} reads the value of lane {source}, "
             f"which does not exist: the block has {n} threads, so this warp has only lanes 0 to "
             f"{existing - 1}. The value is undefined on a GPU. Use blocks whose size is a "
             "multiple of 32, or read only lanes that exist (e.g. shuffle a 0 in from lanes past "
             "the end)."
         )
+    else:
+        problem = (
+            f"cuda.{name}: lane {lane} of warp {w} reads the value of lane {source}, but "
+            f"lane {source} did not take part in this cuda.{name}: it finished the kernel without "
+            "reaching the call (the call sits inside an `if` that the lane skipped, or the lane "
+            "returned before it). The value is undefined on a GPU. Let every lane whose value is "
+            "read reach the shuffle: compute the value under the condition (e.g. "
+            "`v = x[i] if i < n else 0`) and call the shuffle outside the `if`."
+        )
     raise WarpError(
-        f"{where}: cuda.{name}: lane {lane} of warp {w} reads the value of lane {source}, but "
-        f"lane {source} did not take part in this cuda.{name}: it finished the kernel without "
-        "reaching the call (the call sits inside an `if` that the lane skipped, or the lane "
-        "returned before it). The value is undefined on a GPU. Let every lane whose value is "
-        "read reach the shuffle: compute the value under the condition (e.g. "
-        "`v = x[i] if i < n else 0`) and call the shuffle outside the `if`."
+        f"{launch.where(i)}, line {_line(site)}: {problem}",
+        **launch.located(i, _line(site), problem),
     )
