@@ -182,6 +182,11 @@ INDEX: dict[str, tuple[str, str]] = {
     "triton_matmul": ("ch12_triton", "12_triton"),
     "triton_flash_attention": ("ch12_triton", "12_triton"),
     "triton_cross_entropy": ("ch12_triton", "12_triton"),
+    "triton_cross_entropy_backward": ("ch12_triton_backward", "12_triton"),
+    "serving_decode_step": ("ch13_serving", "13_serving"),
+    "serving_kv_budget": ("ch13_serving", "13_serving"),
+    "serving_paged_allocator": ("ch13_serving", "13_serving"),
+    "serving_speculative_tokens": ("ch13_serving", "13_serving"),
 }
 
 

@@ -1,0 +1,571 @@
+"""Checkers of lab 13, serving models (chapter 13): the lab's solutions and answers written
+differently pass; known-wrong answers of several kinds fail, each with its own hint and no
+other mistake's; stubs are 'not attempted yet'; no message shows a traceback or a course path;
+an answer that calls the API it is compared with is told to write the formula.
+
+The answers below are written by hand, not from the checker's variants of the formulas."""
+
+from __future__ import annotations
+
+import collections
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpu_utils as gu
+
+CacheFull = gu.inference.CacheFull
+SOLUTIONS = Path(__file__).parents[1] / "solutions" / "13_serving_lab.ipynb"
+FORBIDDEN = ("Traceback", "site-packages", "gpu_utils/", "checker itself failed", "_Raised")
+
+
+def run(exercise_id, answer):
+    """The checker's verdict, computed in this process (faster than a check's worker)."""
+    return gu.exercises.get(exercise_id).run(answer)
+
+
+# --- serving_decode_step -----------------------------------------------------------------------
+
+
+def decode_reference(p, layers, hidden, kvh, hd, b, ctx, bw, peak, wb=2, kvb=2):
+    kv_per_token = 2 * layers * kvh * hd * kvb
+    bytes_moved = p * wb + b * ctx * kv_per_token
+    flops = b * (2 * p + 4 * layers * hidden * ctx)
+    return max(bytes_moved / bw, flops / peak)
+
+
+def decode_per_sequence(p, layers, hidden, kvh, hd, b, ctx, bw, peak, wb=2, kvb=2):
+    """Per sequence, then scaled: the weights shared, the cache and FLOPs per sequence."""
+    cache = ctx * layers * (kvh * hd * kvb) * 2  # keys + values
+    memory = (p * wb + b * cache) / bw
+    attention = 2 * 2 * hidden * ctx * layers  # q.k and the weighted sum of v
+    compute = b * (2 * p + attention) / peak
+    return memory if memory >= compute else compute
+
+
+def decode_numpy(p, layers, hidden, kvh, hd, b, ctx, bw, peak, wb=2, kvb=2):
+    times = np.array([p * wb + b * ctx * 2 * layers * kvh * hd * kvb, 0.0]) / bw
+    times[1] = b * (2.0 * p + 4.0 * layers * hidden * ctx) / peak
+    return np.max(times)  # a numpy float, not a Python one
+
+
+def decode_mistake(kind):
+    def answer(p, layers, hidden, kvh, hd, b, ctx, bw, peak, wb=2, kvb=2):
+        kv = 2 * layers * kvh * hd * kvb
+        weights = p * wb
+        flops_per_weight = 2
+        if kind == "kv_once":
+            kv = layers * kvh * hd * kvb
+        if kind == "mha":
+            kv = 2 * layers * hidden * kvb
+        if kind == "one_sequence":
+            kv = kv / b
+        if kind == "no_cache":
+            kv = 0
+        if kind in ("batch_weights", "two_mistakes"):
+            weights = weights * b
+        if kind == "two_mistakes":
+            kv = layers * kvh * hd * kvb  # and the values left out
+        if kind == "kv_bytes_for_weights":
+            weights = p * kvb
+        if kind == "one_flop":
+            flops_per_weight = 1
+        attention = 0 if kind == "no_attention" else 4 * layers * hidden * ctx
+        memory = (weights + b * ctx * kv) / bw
+        compute = b * (flops_per_weight * p + attention) / peak
+        if kind == "memory_only":
+            return memory
+        if kind == "sum":
+            return memory + compute
+        if kind == "ms":
+            return 1000 * max(memory, compute)
+        if kind == "per_context":
+            return max(memory, compute) / ctx  # raises on context 0
+        return max(memory, compute)
+
+    answer.__name__ = f"decode_{kind}"
+    return answer
+
+
+# --- serving_kv_budget -------------------------------------------------------------------------
+
+
+def budget_reference(p, layers, kvh, hd, ctx, gib, usable=0.9, wb=2, kvb=2):
+    room = usable * gib * 2**30 - p * wb
+    if room <= 0:
+        return 0
+    return int(room // (ctx * 2 * layers * kvh * hd * kvb))
+
+
+def budget_math(p, layers, kvh, hd, ctx, gib, usable=0.9, wb=2, kvb=2):
+    per_token = 2 * layers * kvh * hd * kvb
+    tokens = (usable * gib * 1024**3 - p * wb) / per_token
+    return max(0, math.floor(tokens / ctx))
+
+
+def budget_loop(p, layers, kvh, hd, ctx, gib, usable=0.9, wb=2, kvb=2):
+    """Grows the batch while one more sequence fits (a search, not a division)."""
+    limit = usable * gib * 2**30
+    per_sequence = ctx * 2 * layers * kvh * hd * kvb
+    low, high = 0, 1
+    while p * wb + high * per_sequence <= limit:
+        low, high = high, high * 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if p * wb + mid * per_sequence <= limit else (low, mid)
+    return low
+
+
+def budget_mistake(kind):
+    def answer(p, layers, kvh, hd, ctx, gib, usable=0.9, wb=2, kvb=2):
+        memory = gib * (1e9 if kind == "gb" else 2**30)
+        weights = 0 if kind == "no_weights" else p * wb
+        room = usable * memory - weights
+        if kind == "all_memory":
+            room = memory - weights
+        if kind == "after_weights":
+            room = usable * (memory - weights)
+        per_sequence = ctx * (1 if kind == "kv_once" else 2) * layers * kvh * hd * kvb
+        if room <= 0 and kind != "negative":
+            return 0
+        if kind == "ceil":
+            return math.ceil(room / per_sequence)
+        if kind == "unrounded":
+            return room / per_sequence
+        if kind == "negative":
+            return int(room / per_sequence)  # rounds towards zero; negative when room < 0
+        return int(room // per_sequence)
+
+    answer.__name__ = f"budget_{kind}"
+    return answer
+
+
+# --- serving_speculative_tokens ----------------------------------------------------------------
+
+
+def spec_reference(acceptance, draft):
+    if acceptance == 1:
+        return draft + 1
+    return (1 - acceptance ** (draft + 1)) / (1 - acceptance)
+
+
+def spec_sum(acceptance, draft):
+    return sum(acceptance**i for i in range(draft + 1))
+
+
+def spec_by_probabilities(acceptance, draft):
+    """E[tokens] = sum over n of n x P(n tokens): n - 1 drafts accepted, then one rejected (or
+    all k accepted)."""
+    a, k = acceptance, draft
+    expected = sum((n + 1) * a**n * (1 - a) for n in range(k))
+    return expected + (k + 1) * a**k
+
+
+def spec_mistake(kind):
+    def answer(a, k):
+        if kind == "no_target":
+            return sum(a**i for i in range(1, k + 1))
+        if kind == "k_terms":
+            return sum(a**i for i in range(k))
+        if kind == "independent":
+            return 1 + k * a
+        if kind == "all_accepted":
+            return k + 1
+        if kind == "unbounded":
+            return 1 / (1 - a)
+        if kind == "closed_form_only":
+            return (1 - a ** (k + 1)) / (1 - a)
+        if kind == "numpy_nan":
+            a = np.float64(a)
+            return (1 - a ** (k + 1)) / (1 - a)
+        if kind == "offset":
+            return sum(a**i for i in range(k + 1)) + 0.5
+        raise AssertionError(kind)
+
+    answer.__name__ = f"spec_{kind}"
+    return answer
+
+
+# --- serving_paged_allocator -------------------------------------------------------------------
+
+
+class BlockAllocator:
+    """The lab's reference."""
+
+    def __init__(self, num_blocks, block_size):
+        self.block_size = block_size
+        self.free_list = list(range(num_blocks))
+        self.tables, self.tokens = {}, {}
+
+    @property
+    def free_blocks(self):
+        return len(self.free_list)
+
+    def blocks_for(self, tokens):
+        return -(-tokens // self.block_size)
+
+    def grow(self, seq, tokens):
+        held = self.tokens.get(seq, 0)
+        need = self.blocks_for(held + tokens) - self.blocks_for(held)
+        if need > len(self.free_list):
+            raise CacheFull(f"{seq!r} needs {need} blocks, {len(self.free_list)} are free")
+        new = [self.free_list.pop() for _ in range(need)]
+        self.tables.setdefault(seq, []).extend(new)
+        self.tokens[seq] = held + tokens
+        return new
+
+    def free(self, seq):
+        self.free_list.extend(self.tables.pop(seq))
+        del self.tokens[seq]
+
+    def block_table(self, seq):
+        return list(self.tables[seq])
+
+
+class FifoAllocator:
+    """Reuses the block freed longest ago; free_blocks is a method; math.ceil."""
+
+    def __init__(self, num_blocks, block_size):
+        self.size = block_size
+        self.queue = collections.deque(range(num_blocks))
+        self.seqs = {}
+
+    def free_blocks(self):
+        return len(self.queue)
+
+    def blocks_for(self, tokens):
+        return math.ceil(tokens / self.size)
+
+    def grow(self, seq, tokens):
+        blocks, held = self.seqs.get(seq, ([], 0))
+        need = self.blocks_for(held + tokens) - len(blocks)
+        if need > len(self.queue):
+            raise CacheFull("no room")
+        new = [self.queue.popleft() for _ in range(need)]
+        self.seqs[seq] = (blocks + new, held + tokens)
+        return new
+
+    def free(self, seq):
+        self.queue.extend(self.seqs.pop(seq)[0])
+
+    def block_table(self, seq):
+        return self.seqs[seq][0]
+
+
+class SetAllocator:
+    """Free blocks as a set, free_blocks an attribute kept up to date, a tuple returned."""
+
+    def __init__(self, num_blocks, block_size):
+        self.bs, self.free_set = block_size, set(range(num_blocks))
+        self.free_blocks = num_blocks
+        self.table, self.count = {}, {}
+
+    def blocks_for(self, tokens):
+        return (tokens + self.bs - 1) // self.bs
+
+    def grow(self, seq, tokens):
+        table = self.table.setdefault(seq, [])
+        total = self.count.get(seq, 0) + tokens
+        need = self.blocks_for(total) - len(table)
+        if need > self.free_blocks:
+            if not table:
+                del self.table[seq]
+            raise CacheFull("full")
+        new = tuple(sorted(self.free_set)[:need])
+        self.free_set -= set(new)
+        self.free_blocks -= need
+        table.extend(new)
+        self.count[seq] = total
+        return new
+
+    def free(self, seq):
+        blocks = self.table.pop(seq)
+        self.free_set |= set(blocks)
+        self.free_blocks += len(blocks)
+        self.count.pop(seq)
+
+    def block_table(self, seq):
+        return self.table[seq]
+
+
+def allocator_mistake(kind):
+    """A subclass of the reference with one mistake."""
+
+    class Wrong(BlockAllocator):
+        def blocks_for(self, tokens):
+            if kind == "floor":
+                return tokens // self.block_size
+            if kind == "one_too_many":
+                return tokens // self.block_size + 1
+            return super().blocks_for(tokens)
+
+        def grow(self, seq, tokens):
+            held = self.tokens.get(seq, 0)
+            need = self.blocks_for(held + tokens) - self.blocks_for(held)
+            if kind == "tokens_alone":
+                need = self.blocks_for(tokens)
+            if kind == "always_one":
+                need = 1
+            if kind == "value_error" and need > len(self.free_list):
+                raise ValueError("out of blocks")
+            if kind == "partial":  # takes blocks until none is left, then gives up
+                new = []
+                for _ in range(need):
+                    if not self.free_list:
+                        raise CacheFull("full")
+                    new.append(self.free_list.pop())
+            elif kind == "no_check":
+                new = [self.free_list.pop() for _ in range(need)]  # IndexError when empty
+            elif kind == "peek":  # reads the free list without taking the blocks
+                if need > len(self.free_list) - sum(map(len, self.tables.values())):
+                    raise CacheFull("full")
+                new = self.free_list[-need:] if need else []
+            else:
+                if need > len(self.free_list):
+                    raise CacheFull("full")
+                new = [self.free_list.pop() for _ in range(need)]
+            self.tables.setdefault(seq, []).extend(new)
+            self.tokens[seq] = held + tokens
+            if kind == "whole_table":
+                return list(self.tables[seq])
+            return new
+
+        def free(self, seq):
+            if kind == "free_keeps":
+                self.tables.pop(seq)
+                del self.tokens[seq]
+                return
+            super().free(seq)
+
+        if kind == "peek":
+
+            @property
+            def free_blocks(self):
+                return len(self.free_list) - sum(map(len, self.tables.values()))
+
+    Wrong.__name__ = Wrong.__qualname__ = f"Allocator_{kind}"
+    return Wrong
+
+
+class CopiedAllocator(gu.inference.PagedAllocator):
+    def block_table(self, seq):
+        return super().block_table(seq)
+
+
+# --- the tables --------------------------------------------------------------------------------
+
+CORRECT = {
+    "serving_decode_step": [decode_reference, decode_per_sequence, decode_numpy],
+    "serving_kv_budget": [budget_reference, budget_math, budget_loop],
+    "serving_paged_allocator": [BlockAllocator, FifoAllocator, SetAllocator],
+    "serving_speculative_tokens": [spec_reference, spec_sum, spec_by_probabilities],
+}
+
+#: exercise -> [(answer, kind of mistake, words its message must contain)]
+MISTAKES = {
+    "serving_decode_step": [
+        (decode_mistake("kv_once"), "cache", "a key AND a value vector"),
+        (decode_mistake("mha"), "cache", "with GQA only the kv_heads"),
+        (decode_mistake("one_sequence"), "cache", "your cache term is one sequence's"),
+        (decode_mistake("no_cache"), "cache", "your step reads no KV cache"),
+        (decode_mistake("batch_weights"), "batch", "multiplied the weights' bytes by the batch"),
+        (decode_mistake("one_flop"), "flops", "a multiply and an add per sequence, 2 FLOPs"),
+        (decode_mistake("memory_only"), "bound", "you return the memory time on every case"),
+        (decode_mistake("sum"), "bound", "the larger of the two (max), not their sum"),
+        (decode_mistake("ms"), "units", "return seconds, not milliseconds"),
+        (
+            decode_mistake("no_attention"),
+            "evidence",
+            "exactly those with a cache to read (context > 0) and a compute-bound step",
+        ),
+        (
+            decode_mistake("kv_bytes_for_weights"),
+            "evidence",
+            "exactly those with int8 or int4 weights",
+        ),
+        (decode_mistake("two_mistakes"), "evidence", "Hint: a step reads every weight once"),
+        (
+            decode_mistake("per_context"),
+            "raises",
+            "it raises only on the cases with no cache yet (context 0)",
+        ),
+    ],
+    "serving_kv_budget": [
+        (budget_mistake("ceil"), "rounding", "you rounded up"),
+        (budget_mistake("unrounded"), "rounding", "a batch is a whole number of sequences"),
+        (budget_mistake("kv_once"), "cache", "the cache keeps a key AND a value"),
+        (budget_mistake("gb"), "units", "a GPU's '80 GB' is 80 x 2**30"),
+        (budget_mistake("all_memory"), "usable", "only `usable` of it"),
+        (budget_mistake("after_weights"), "usable", "usable x memory - weights"),
+        (budget_mistake("no_weights"), "weights", "you left the weights out"),
+        (budget_mistake("negative"), "weights", "return 0, not a negative batch"),
+    ],
+    "serving_paged_allocator": [
+        (allocator_mistake("floor"), "count", "you rounded down"),
+        (allocator_mistake("one_too_many"), "count", "one block too many when tokens"),
+        (allocator_mistake("tokens_alone"), "count", "blocks for the new tokens alone"),
+        (allocator_mistake("always_one"), "count", "a new block only when the last one is full"),
+        (allocator_mistake("whole_table"), "return", "not the sequence's whole table"),
+        (allocator_mistake("free_keeps"), "free", "give every block of seq back"),
+        (allocator_mistake("partial"), "full", "takes nothing: check that enough blocks"),
+        (allocator_mistake("no_check"), "full", "raise gu.inference.CacheFull (the scheduler"),
+        (allocator_mistake("value_error"), "full", "raise gu.inference.CacheFull (the scheduler"),
+        (allocator_mistake("peek"), "reuse", "hand out only free blocks"),
+    ],
+    "serving_speculative_tokens": [
+        (spec_mistake("no_target"), "terms", "so add 1"),
+        (spec_mistake("k_terms"), "terms", "it has k + 1"),
+        (spec_mistake("independent"), "probability", "a^i for the i-th"),
+        (spec_mistake("all_accepted"), "probability", "you assume every draft is accepted"),
+        (spec_mistake("unbounded"), "terms", "your formula ignores the draft length"),
+        (spec_mistake("closed_form_only"), "edge", "handle a == 1 apart"),
+        (spec_mistake("numpy_nan"), "edge", "at acceptance 1 your value is not finite"),
+        (spec_mistake("offset"), "evidence", "plus 0.5 on every case"),
+    ],
+}
+
+
+def _params(table, name):
+    return [pytest.param(e, *row, id=f"{e}/{getattr(row[0], '__name__', row[0])}") for e in table
+            for row in table[e]] if name == "m" else [
+        pytest.param(e, a, id=f"{e}/{a.__name__}") for e in table for a in table[e]
+    ]  # fmt: skip
+
+
+def test_every_exercise_of_the_chapter_is_tested():
+    assert set(gu.exercises.ids("13_serving")) == set(CORRECT) == set(MISTAKES)
+
+
+@pytest.mark.parametrize("exercise_id", list(CORRECT))
+def test_each_exercise_has_its_corpus(exercise_id):
+    assert len(CORRECT[exercise_id]) >= 3  # the reference and two alternatives
+    assert len(MISTAKES[exercise_id]) >= 6
+    assert len({kind for _, kind, _ in MISTAKES[exercise_id]}) >= 4
+
+
+@pytest.mark.parametrize(("exercise_id", "answer"), _params(CORRECT, "c"))
+def test_correct_answers_pass(exercise_id, answer):
+    result = run(exercise_id, answer)
+    assert result.passed, result.message
+    assert "passed" in result.message
+
+
+@pytest.mark.parametrize(("exercise_id", "answer", "kind", "hint"), _params(MISTAKES, "m"))
+def test_mistakes_fail_with_their_own_hint(exercise_id, answer, kind, hint):
+    result = run(exercise_id, answer)
+    assert not result.passed
+    assert hint in result.message, result.message
+    for other, _, words in MISTAKES[exercise_id]:
+        if words != hint and other is not answer:
+            assert words not in result.message, (other.__name__, result.message)
+    assert not any(word in result.message for word in FORBIDDEN), result.message
+
+
+def test_the_speculative_check_shows_the_monte_carlo_run_beside_the_answer():
+    message = run("serving_speculative_tokens", spec_reference).message
+    assert "draft 4 yours is 3.362; 100,000 simulated verifications give 3.3" in message
+
+
+def test_a_float_batch_within_the_tolerance_is_still_not_a_whole_number():
+    def almost(*args):
+        return budget_reference(*args) * (1 + 1e-7)
+
+    result = run("serving_kv_budget", almost)
+    assert not result.passed and "whole number of sequences" in result.message
+
+
+@pytest.mark.parametrize(
+    ("exercise_id", "answer", "name"),
+    [
+        (
+            "serving_decode_step",
+            lambda p, layers, h, kvh, hd, b, ctx, bw, peak, wb, kvb: (
+                gu.inference.decode_step(
+                    gu.inference.DECODERS["Llama 2 7B"], "H100-SXM", b, ctx
+                ).seconds
+            ),
+            "gu.inference.decode_step",
+        ),
+        ("serving_paged_allocator", CopiedAllocator, "gu.inference.PagedAllocator"),
+        (
+            "serving_speculative_tokens",
+            gu.inference.speculative_expected_tokens,
+            "gu.inference.speculative_expected_tokens",
+        ),
+    ],
+)
+def test_an_answer_that_calls_the_api_is_told_to_write_the_formula(exercise_id, answer, name):
+    result = run(exercise_id, answer)
+    assert not result.passed
+    assert f"Your code calls {name}" in result.message, result.message
+
+
+@pytest.mark.parametrize(
+    ("exercise_id", "answer", "words"),
+    [
+        ("serving_decode_step", lambda a, b: 0.0, "calls it with 11 arguments"),
+        ("serving_kv_budget", lambda *args: "12 sequences", "not a number"),
+        ("serving_paged_allocator", lambda n, b: None, "Your class has no blocks_for"),
+        ("serving_paged_allocator", 42, "Expected a class"),
+        ("serving_speculative_tokens", lambda a, k: [1.0], "not a number"),
+    ],
+)
+def test_odd_answers_get_a_sentence(exercise_id, answer, words):
+    result = run(exercise_id, answer)
+    assert not result.passed and words in result.message, result.message
+
+
+# --- through the checker's own process, as a lab cell calls it ------------------------------------
+
+
+@pytest.mark.parametrize("exercise_id", list(CORRECT))
+def test_a_stub_is_not_attempted_yet(exercise_id):
+    def stub(*args):
+        raise NotImplementedError()
+
+    class Stub:
+        def __init__(self, num_blocks, block_size):
+            raise NotImplementedError()
+
+    answer = Stub if exercise_id == "serving_paged_allocator" else stub
+    result = gu.exercises.check(exercise_id, answer)
+    assert not result.passed and not result.attempted
+    assert "not attempted yet" in result.message
+
+
+def test_a_half_written_class_with_stub_methods_is_not_attempted_yet():
+    class Half(BlockAllocator):
+        def grow(self, seq, tokens):
+            raise NotImplementedError()
+
+    result = run("serving_paged_allocator", Half)
+    assert not result.attempted and "not attempted yet" in result.message
+
+
+def test_the_lab_solutions_pass_in_the_checkers_process():
+    for exercise_id, answers in CORRECT.items():
+        result = gu.exercises.check(exercise_id, answers[0])
+        assert result.passed, result.message
+
+
+def test_an_endless_answer_is_stopped_within_20_s_with_its_line():
+    import time
+
+    def endless(acceptance, draft):
+        total = 0
+        while True:
+            total += acceptance
+        return total
+
+    start = time.perf_counter()
+    result = gu.exercises.check("serving_speculative_tokens", endless)
+    assert time.perf_counter() - start < 25
+    assert not result.passed and "`while True:`" in result.message, result.message
+
+
+def test_the_solution_notebook_checks_these_exercises():
+    text = SOLUTIONS.read_text()
+    for exercise_id in CORRECT:
+        assert f'gu.exercises.check(\\"{exercise_id}\\"' in text
