@@ -569,3 +569,17 @@ def test_the_solution_notebook_checks_these_exercises():
     text = SOLUTIONS.read_text()
     for exercise_id in CORRECT:
         assert f'gu.exercises.check(\\"{exercise_id}\\"' in text
+
+
+def test_two_variants_that_the_values_cannot_tell_apart_are_both_named():
+    """Checked on a panel of the compute-bound cases alone, where leaving out the compute bound
+    and counting one FLOP per weight give the same values: both causes are said."""
+    from dataclasses import replace
+
+    from gpu_utils.exercises import ch13_serving as C
+
+    compute = tuple(c for c in C.DECODE.cases if "compute" in c.features and c.args[6] == 0)
+    panel = replace(C.DECODE, cases=compute[:1])  # batch 512: half the FLOPs is memory-bound
+    result = C.judge_panel(panel, decode_mistake("memory_only"))
+    assert "either of two mistakes gives these values" in result.message, result.message
+    assert "2 FLOPs" in result.message and "you return the memory time" in result.message.lower()

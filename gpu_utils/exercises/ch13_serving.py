@@ -349,7 +349,8 @@ def _hint(panel: Panel, got: list[float], want: list[float], bad: list[int]) -> 
     if len(names) == 1:
         return panel.variants[names[0]][1]
     if names:  # these cases cannot tell the variants apart: say each
-        return "either of two mistakes gives these values. " + " Or: ".join(
+        lead = "either of two mistakes" if len(names) == 2 else "more than one mistake"
+        return f"{lead} gives these values. " + " Or: ".join(
             panel.variants[n][1][0].upper() + panel.variants[n][1][1:] for n in names[:2]
         )
     relation = find_relation(g, w, rtol=RTOL, atol=0.0)
@@ -961,7 +962,7 @@ def _count_hint(held: int, tokens: int, size: int, got: int, history: list) -> s
     )
 
 
-def _replay(cls, scenario, index: int, watch: _Watch, history: list) -> None:
+def _replay(cls, scenario, watch: _Watch, history: list) -> None:
     """Replay one scenario on the learner's class and on the oracle; raise :class:`_Off` at
     the first difference."""
     num_blocks, size, ops = scenario
@@ -1170,9 +1171,9 @@ def _allocator_check(answer) -> CheckResult:
     }
     watch = _Watch(oracle_methods)
     history: list = []
-    for index, scenario in enumerate(SCENARIOS):
+    for scenario in SCENARIOS:
         try:
-            _replay(answer, scenario, index, watch, history)
+            _replay(answer, scenario, watch, history)
         except NotImplementedError:
             return not_attempted(eid)
         except _Off as off:
