@@ -538,13 +538,15 @@ DECODE = Panel(
         ),
         "memory_only": (
             _decode_variant(how="memory"),
-            "you return the memory time on every case; on the compute-bound ones (a large "
-            "batch) the FLOPs take longer: return max(bytes / bandwidth, FLOPs / peak).",
+            "your values are the memory time (bytes / bandwidth) on every case: the compute "
+            "time is missing or too small, yet on the compute-bound ones (a large batch) the "
+            "FLOPs take longer: return max(bytes / bandwidth, FLOPs / peak).",
         ),
         "compute_only": (
             _decode_variant(how="compute"),
-            "you return the compute time on every case; at small batch the step is bound by "
-            "reading the weights and cache: return max(bytes / bandwidth, FLOPs / peak).",
+            "your values are the compute time (FLOPs / peak) on every case: the memory time "
+            "is missing or far too small, yet at small batch the step is bound by reading the "
+            "weights and cache: return max(bytes / bandwidth, FLOPs / peak).",
         ),
         "bits": (
             _decode_variant(bits=True),
