@@ -261,8 +261,8 @@ class TritonAccesses:
         where = "copies of the tensors" if self.on_copies else "the tensors given"
         caption = (
             f"{self.kernel}[{_fmt_dim(self.grid)}] in Triton's interpreter, {len(programs)} "
-            f"programs, on {where}.\nEach cell: how many elements the program touched [their "
-            "indices]."
+            f"programs, on {where}.\nEach cell: the elements the program touched [their "
+            "indices]; masked lanes: summed over its accesses."
         )
         note = [textwrap.fill(line, 100, subsequent_indent="  ") for line in note]
         return Table(headers, rows, caption=caption, note="\n".join(note))

@@ -122,6 +122,13 @@ def test_vector_add_each_program_touches_its_block_and_the_tail_is_masked():
     assert out.isnan().all() and torch.equal(rec.args["out_ptr"], x + y)
 
 
+def test_a_grid_as_an_int_or_a_function_of_the_meta_parameters():
+    x, y, out = torch.rand(70), torch.rand(70), torch.empty(70)
+    for grid in (3, lambda meta: (triton.cdiv(70, meta["BLOCK_SIZE"]),)):
+        rec = gu.triton_accesses(add_kernel, grid, x, y, out, n_elements=70, BLOCK_SIZE=32)
+        assert rec.grid == (3, 1, 1) and rec.elements("out", program=2) == _block(64, 70)
+
+
 def test_on_the_given_tensors_the_launch_writes_them():
     rec, x, y, out = _vector_add(on_copies=False)
     assert torch.equal(out, x + y) and rec.args["out_ptr"] is out
@@ -180,6 +187,7 @@ def test_row_softmax_with_a_row_stride_one_program_per_row():
     table = str(rec.summary())
     assert "10 [3, 0:10]" in table  # program 3: row 3, columns 0 to 9
     assert all(len(line) <= 100 for line in table.splitlines())
+    assert table.splitlines()[-3].endswith(" 12")  # program 5: 6 masked in its load, 6 in store
 
 
 def test_two_programs_storing_one_element_are_reported_as_a_race():
