@@ -301,8 +301,18 @@ def _unwritten_hint(case: TritonCase, mismatch: Mismatch) -> str:
         )
     columns = np.flatnonzero(unwritten.any(axis=0))
     if unwritten[:, columns].all() and columns.size:
-        said = f"{_columns_said(columns)} of every row were never written (vocab = {vocab}, BLOCK_V = {block})"
-        if columns[0] >= block and columns[-1] == vocab - 1 and columns.size == vocab - columns[0]:
+        verb = "was" if columns.size == 1 else "were"
+        said = (
+            f"{_columns_said(columns)} of every row {verb} never written, the others are right "
+            f"(vocab = {vocab}, BLOCK_V = {block})"
+        )
+        tail = columns[-1] == vocab - 1 and columns.size == vocab - columns[0]
+        if tail and columns[0] % block:
+            return (
+                f"{said}: the rest of their block was written, so the mask leaves them out. "
+                "It must keep every column below vocab: `cols < vocab` (not `cols < vocab - 1`)."
+            )
+        if tail:
             return (
                 f"{said}: the loop must cover every block of the row, including the last, "
                 "partial one: `for start in range(0, vocab, BLOCK_V)` with the mask "

@@ -176,5 +176,49 @@ ANSWERS = {
                 ),
             ),
         ),
+        wrong(
+            "dloss_twice",
+            "formula",
+            ("times dloss[row] once more", "multiply by it once"),
+            edit(BACKWARD, ("* dloss\n", "* dloss * dloss\n")),
+            absent=(NO_DLOSS,),
+        ),
+        wrong(
+            "sign_flipped",
+            "formula",
+            ("the wrong sign", "dloss * (softmax - onehot)"),
+            edit(
+                BACKWARD,
+                (
+                    "grad = (p - tl.where(cols == target, 1.0, 0.0)) * dloss",
+                    "grad = (tl.where(cols == target, 1.0, 0.0) - p) * dloss",
+                ),
+            ),
+        ),
+        wrong(
+            "each_block_normalised",
+            "numerics",
+            ("the factor changes from block to block", "needs no sum"),
+            edit(
+                BACKWARD,
+                (
+                    "p = tl.exp(x - lse)",
+                    "p = tl.exp(x - lse)\n        p = tl.where(mask, p, 0.0) / tl.sum(tl.where(mask, p, 0.0), axis=0)",
+                ),
+            ),
+        ),
+        wrong(
+            "every_program_row_0",
+            "pointer",
+            ("rows 1-3 of dlogits were never written", "`row = tl.program_id(0)`"),
+            edit(BACKWARD, ("row = tl.program_id(0)", "row = tl.program_id(0) * 0")),
+        ),
+        wrong(
+            "mask_one_short",
+            "mask",
+            ("column 99 of every row was never written", "`cols < vocab` (not"),
+            edit(BACKWARD, ("mask = cols < vocab", "mask = cols < vocab - 1")),
+            absent=("the loop must cover every block",),
+        ),
     ],
 }
