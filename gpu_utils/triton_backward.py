@@ -6,14 +6,14 @@ kernels leave out, each wrapped as a ``torch.autograd.Function`` and checked aga
   writes the gradient, ``dlogits = (softmax(logits) - onehot(target)) / N``, into the logits'
   own memory while each row is on chip: one kernel, no second pass over the logits in the
   backward and no second n x vocab buffer (Liger-Kernel's cross-entropy, Hsu et al. 2024,
-  arXiv 2410.10989, section 3, "CrossEntropy"; ``liger_kernel/ops/cross_entropy.py`` stores the
+  arXiv 2410.10989; ``liger_kernel/ops/cross_entropy.py`` stores the
   gradient into ``X_ptr``). Targets equal to ``ignore_index`` count neither in the loss nor in
   N, as in ``torch.nn.functional.cross_entropy``.
 - :func:`flash_attention`: FlashAttention-2 (Dao 2023, arXiv 2307.08691): the forward
   (Algorithm 1) saves the log-sum-exp ``L`` of each row of scores; the backward (Algorithm 2)
   computes ``D = rowsum(dO * O)``, then dK and dV with one program per key block looping over
   the query blocks, and dQ in a second kernel, one program per query block looping over the key
-  blocks. The paper updates dQ with atomic adds from the key-block programs (section 3.2); a
+  blocks. The paper updates dQ with atomic adds from the key-block programs; a
   second kernel recomputes the scores once more but writes each dQ block from one program, so
   the result does not depend on the order programs finish in (float addition is not
   associative), as Triton's tutorial 06 (``06-fused-attention.py``, ``_attn_bwd``) also does.
