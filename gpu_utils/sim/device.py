@@ -209,6 +209,10 @@ class Module:
         self.blockDim = Dim3(*block_dim)
         self.blockIdx = Dim3(0, 0, 0)
         self.threadIdx = Dim3(0, 0, 0)
+        # cuda.gridsize(1/2/3), which the rewrite reads as these attributes
+        self.gridsize1 = self.gridsize(1)
+        self.gridsize2 = self.gridsize(2)
+        self.gridsize3 = self.gridsize(3)
         self.shared = Shared(dynshared_size)
         self.local = Local()
         self.const = Const()

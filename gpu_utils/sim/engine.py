@@ -319,6 +319,7 @@ class Launch:
         self.limit = LOOP_LIMIT_S if loop_limit is None else loop_limit
         bx, by, bz = self.block_dim
         self.thread_ids = [Dim3(x, y, z) for z, y, x in product(range(bz), range(by), range(bx))]
+        self.thread_xs = [tid.x for tid in self.thread_ids]
         self.codes = {f.__code__ for f in self.linker.built.values()}
         self.visits: dict = {}  # (thread, site) -> calls of activemask there, this block
 
@@ -403,9 +404,9 @@ class Launch:
         try:
             if self.linker.uses_grid1:
                 base = module._base[0]
-                for tid in self.thread_ids:
+                for tid, x in zip(self.thread_ids, self.thread_xs, strict=True):
                     module.threadIdx = tid
-                    module.grid1 = base + tid.x
+                    module.grid1 = base + x
                     kernel(*args)
             else:
                 for tid in self.thread_ids:
@@ -424,19 +425,21 @@ class Launch:
         exits: dict = {}  # exit line (None: the end) -> first thread that left there
         runnable = dict.fromkeys(range(n))  # thread -> what its barrier returns to it
         base = module._base[0]
+        grid1 = [base + x for x in self.thread_xs]
         try:
             while True:
                 yields = []
+                append = yields.append
                 left = False
                 for i, sent in runnable.items():
-                    module.threadIdx = tid = tids[i]
-                    module.grid1 = base + tid.x
+                    module.threadIdx = tids[i]
+                    module.grid1 = grid1[i]
                     try:
-                        yields.append(gens[i].send(sent))
+                        append(gens[i].send(sent))
                     except StopIteration as stop:
                         exits.setdefault(stop.value, i)
                         gens[i] = None
-                        yields.append(None)
+                        append(None)
                         left = True
                 first = yields[0] if yields else None
                 if (

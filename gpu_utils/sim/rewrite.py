@@ -402,6 +402,17 @@ class _Rewriter(ast.NodeTransformer):
         ):
             self.uses_grid1 = True  # the engine sets cuda.grid1 before it runs each thread
             return ast.copy_location(ast.Attribute(func.value, "grid1", ast.Load()), node)
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "gridsize"
+            and _is_cuda(func.value, self.cuda_names)
+            and len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in (1, 2, 3)
+        ):  # the same for every thread of a launch: computed once (Module.gridsize1...)
+            name = f"gridsize{node.args[0].value}"
+            return ast.copy_location(ast.Attribute(func.value, name, ast.Load()), node)
         if isinstance(func, ast.Name) and func.id in self.yielding_calls:
             if self.depth:
                 raise NotHandledYet(
