@@ -368,7 +368,7 @@ def _hint(case: TritonCase, mismatch: Mismatch) -> str:
     row_softmax = _row_constant(softmax_factor, written & np.isfinite(softmax_factor))
     if row_softmax is not None:
         return _softmax_hint(case, row_softmax)
-    x, d, onehot_free = case.extra["logits"], case.extra["dloss"], None
+    x, d = case.extra["logits"], case.extra["dloss"]
     block = case.extra["block"]
     if x.shape[1] > block:
         onehot = np.zeros_like(x)
@@ -387,7 +387,7 @@ def _hint(case: TritonCase, mismatch: Mismatch) -> str:
         return (
             "only the case whose rows are not contiguous is wrong (logits' rows are "
             f"{case.args['stride_logits']} apart, dlogits' {case.args['stride_dlogits']}, "
-            f"vocab = {x.shape[1]}); the contiguous cases were right: row r starts at "
+            f"vocab = {x.shape[1]}); the contiguous cases before it were right: row r starts at "
             "`logits_ptr + r * stride_logits` and `dlogits_ptr + r * stride_dlogits`."
         ) + _observed(case, mismatch)
     region = ev.find_region(got, want, wrong=mismatch.wrong | mismatch.unwritten)
