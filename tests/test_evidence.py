@@ -144,3 +144,27 @@ def test_power_of_a_per_row_quantity():
     assert ev.power_of(2.0 * variance**-0.5, variance) is None  # a constant factor too
     assert ev.power_of(variance**-1.0, np.full(8, 1.3)) is None  # no spread to tell
     assert ev.power_of(-variance, variance) is None
+
+
+def test_affine_fit_per_column_and_per_row():
+    base = RNG.standard_normal((7, 5))
+    p, q = RNG.uniform(0.5, 1.5, 5), RNG.uniform(-0.5, 0.5, 5)
+    fit = ev.affine_fit(base * q + p, base, axis=0)  # weight and bias swapped: xhat * b + w
+    assert fit is not None
+    assert np.allclose(fit[0], q) and np.allclose(fit[1], p)
+    shift = RNG.uniform(-1, 1, (7, 1))  # per row: the same base plus a constant of its own
+    fit = ev.affine_fit(base + shift, base, axis=1)
+    assert fit is not None
+    assert np.allclose(fit[0], 1.0) and np.allclose(fit[1], shift[:, 0])
+    assert ev.affine_fit(base**2, base, axis=0) is None  # not a line
+    assert ev.affine_fit(base[:2], base[:2], axis=0) is None  # two points fit any line
+    assert ev.affine_fit(np.ones((4, 3)), np.ones((4, 3))) is None  # no spread to fit on
+
+
+def test_block_factors_of_a_row_in_blocks():
+    want = RNG.uniform(0.1, 1.0, (3, 10))
+    factors = np.array([[2.0, 1.5, 1.0], [3.0, 1.0, 1.0], [1.0, 1.0, 1.0]])
+    got = want * np.repeat(factors, [4, 4, 2], axis=1)  # blocks of 4: 0-3, 4-7, 8-9
+    assert np.allclose(ev.block_factors(got, want, 4), factors)
+    got[0, 1] += 0.5  # one element off its block's factor
+    assert ev.block_factors(got, want, 4) is None

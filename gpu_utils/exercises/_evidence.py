@@ -31,6 +31,8 @@ __all__ = [
     "Evidence",
     "Region",
     "Relation",
+    "affine_fit",
+    "block_factors",
     "describe_indices",
     "find_region",
     "find_relation",
@@ -427,6 +429,60 @@ def power_of(
     if np.abs(logf - p * logb).max() > tol * max(1.0, abs(p)):
         return None
     return p
+
+
+def affine_fit(
+    got, base, *, axis: int = 0, rtol: float = 1e-3, atol: float = 1e-3
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(p, q) with ``got == p * base + q`` along ``axis`` of a 2-D array: one (p_j, q_j) per
+    column for ``axis=0`` (fitted down the rows), one per row for ``axis=1``; None when some
+    line fits no such line (least squares, then checked within ``atol + rtol * |got|``).
+
+    For an answer that applies the right per-column or per-row operation with the wrong
+    coefficients: layer norm's ``xhat * b + w`` (p = b, q = w: weight and bias swapped), or
+    ``x * rstd`` (per row, p = 1 and q = mean * rstd: x not centred)."""
+    g = np.asarray(got, dtype=np.float64)
+    x = np.asarray(base, dtype=np.float64)
+    if g.shape != x.shape or g.ndim != 2 or not (np.isfinite(g).all() and np.isfinite(x).all()):
+        return None
+    if axis == 1:
+        g, x = g.T, x.T
+    if g.shape[0] < 3:  # two points fit any line
+        return None
+    xm, gm = x.mean(axis=0), g.mean(axis=0)
+    dx = x - xm
+    var = (dx * dx).sum(axis=0)
+    if (var <= 1e-12 * max(1.0, float(np.abs(x).max()))).any():
+        return None
+    p = (dx * (g - gm)).sum(axis=0) / var
+    q = gm - p * xm
+    if not _fits(g, p * x + q, rtol, atol):
+        return None
+    return p, q
+
+
+def block_factors(
+    got, want, block: int, *, rtol: float = 1e-3, atol: float = 1e-6
+) -> np.ndarray | None:
+    """The factor f[i, j] with ``got[i, block j] == f[i, j] * want[i, block j]`` for every row
+    i and block j of ``block`` columns of a 2-D array (the last block may be partial); None
+    when some block is not a constant multiple of the right one.
+
+    For a row split in blocks that are each right up to a factor (a softmax block normalised
+    with the statistics of other blocks than the whole row's)."""
+    g = np.asarray(got, dtype=np.float64)
+    w = np.asarray(want, dtype=np.float64)
+    if g.shape != w.shape or g.ndim != 2 or block <= 0:
+        return None
+    starts = range(0, g.shape[1], block)
+    factors = np.empty((g.shape[0], len(starts)))
+    for i in range(g.shape[0]):
+        for j, start in enumerate(starts):
+            c = _common_factor(g[i, start : start + block], w[i, start : start + block], rtol, atol)
+            if c is None:
+                return None
+            factors[i, j] = c
+    return factors
 
 
 def match_candidates(
