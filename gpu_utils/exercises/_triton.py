@@ -463,6 +463,8 @@ def _out_of_bounds(spans, filename, access, addresses, itemsize, program, call) 
     else:
         masked = bool(re.search(r"\bmask\s*=", source)) or _positional_mask(source)
     error = OutOfBounds(text, line, source, masked, span.name)
+    error.offsets = tuple(int(o) for o in np.unique(offsets)[:4096])
+    error.program = tuple(int(i) for i in program)
     error.gap = locals().get("gap")
     error.per_program = _per_program(span, offsets, program)
     error.access = access
@@ -682,7 +684,9 @@ class NotAttempted(Exception):
 
 @dataclass(frozen=True)
 class LaunchError:
-    """What went wrong in a launch, in the learner's terms."""
+    """What went wrong in a launch, in the learner's terms. For an access outside a tensor,
+    ``offsets`` are the element offsets (from the tensor's start) that fell outside it, and
+    ``program`` the program that made the access: evidence a chapter's hint may read."""
 
     kind: str  # "out_of_bounds", "power_of_two", "name", "other"
     text: str
@@ -691,6 +695,8 @@ class LaunchError:
     source: str = ""
     tensor: str = ""
     masked: bool = False
+    offsets: tuple[int, ...] = ()
+    program: tuple[int, ...] = ()
 
 
 def _cause(error: BaseException) -> BaseException:
@@ -734,6 +740,8 @@ def explain(error: BaseException, filename: str) -> LaunchError:
             cause.source,
             cause.tensor,
             cause.masked,
+            getattr(cause, "offsets", ()),
+            getattr(cause, "program", ()),
         )
     if isinstance(cause, OutOfBounds):
         unbounded = getattr(cause, "unbounded", ())
@@ -795,6 +803,8 @@ def explain(error: BaseException, filename: str) -> LaunchError:
             cause.source,
             cause.tensor,
             cause.masked,
+            getattr(cause, "offsets", ()),
+            getattr(cause, "program", ()),
         )
     if isinstance(cause, NotImplementedError):
         raise NotAttempted from error
@@ -955,6 +965,58 @@ def documented_arguments(signature: str) -> list[str]:
     return [part.split(":")[0].strip() for part in match.group(1).split(",") if part.strip()]
 
 
+@dataclass(frozen=True)
+class Probe:
+    """What the learner's kernel did on inputs a hint chose to tell causes apart (square
+    matrices in one tile, identical rows, one block): ``mismatch`` None when it was right, ``error`` the
+    launch's failure, if any (then ``mismatch`` is None too)."""
+
+    mismatch: Mismatch | None = None
+    error: LaunchError | None = None
+
+    @property
+    def right(self) -> bool:
+        return self.mismatch is None and self.error is None
+
+
+def _launch(kernel, function, case: TritonCase, args: dict[str, object]) -> LaunchError | None:
+    """Launch ``kernel`` on ``args`` (guarded on the simulator); the failure explained, or None.
+    A stub's NotImplementedError becomes ``NotAttempted``."""
+    values = [*args.values(), *case.constexprs.values()]
+    names = list(inspect.signature(function).parameters)
+    try:
+        if runtime.mode == "simulator":
+            with guarded(args, names, function), np.errstate(all="ignore"):
+                kernel[case.grid](*values)
+        else:
+            kernel[case.grid](*values)
+            import torch
+
+            torch.cuda.synchronize()
+    except NotImplementedError as error:
+        raise NotAttempted from error
+    except Exception as error:
+        return explain(error, function.__code__.co_filename)
+    return None
+
+
+def _probe(kernel, function, case: TritonCase) -> Probe:
+    """Run the kernel on a case a hint chose and compare, as for the checker's own cases."""
+    args = fresh_args(case)
+    error = _launch(kernel, function, case, args)
+    if error is not None:
+        return Probe(error=error)
+    return Probe(mismatch=compare(case, args))
+
+
+def _takes_probe(explain_with: Callable) -> bool:
+    """A hint (or error hint) that takes a third argument gets ``probe(case) -> Probe``."""
+    try:
+        return len(inspect.signature(explain_with).parameters) >= 3
+    except (TypeError, ValueError):
+        return False
+
+
 def triton_exercise(
     *,
     id: str,  # noqa: A002 - the registry's field name
@@ -972,10 +1034,14 @@ def triton_exercise(
     """An Exercise that launches the learner's Triton kernel on each case and explains failures.
 
     ``hint(case, mismatch)`` names the likely mistake from a wrong output; ``error_hint(case,
-    error)`` may replace the generic hint of a launch error ("" keeps it). ``seed`` fixes the
-    inputs (tests); by default every check draws fresh random data.
+    error)`` may replace the generic hint of a launch error ("" keeps it). Either may take a
+    third argument, ``probe``: ``probe(chosen_case)`` launches the learner's kernel on inputs
+    the hint chooses to tell causes apart and returns a ``Probe`` (each costs one launch in
+    the interpreter). ``seed`` fixes the inputs (tests); by default every check draws fresh
+    random data.
     """
     documented = documented_arguments(signature)
+    probing = {f: _takes_probe(f) for f in (hint, error_hint) if f is not None}
 
     def run_case(kernel, function, case: TritonCase) -> CheckResult | None:
         args = fresh_args(case)
@@ -985,20 +1051,20 @@ def triton_exercise(
             return failed(id, wrong_call, f"the expected signature is {signature}.")
         before = {n: _copy(v) if _is_tensor(v) else v for n, v in args.items()}
         names = list(inspect.signature(function).parameters)
-        try:
-            if runtime.mode == "simulator":
-                with guarded(args, names, function), np.errstate(all="ignore"):
-                    kernel[case.grid](*values)
-            else:
-                kernel[case.grid](*values)
-                import torch
+        problem = _launch(kernel, function, case, args)
 
-                torch.cuda.synchronize()
-        except NotImplementedError as error:
-            raise NotAttempted from error
-        except Exception as error:
-            problem = explain(error, function.__code__.co_filename)
-            why = (error_hint(case, problem) if error_hint else "") or problem.hint
+        def probe(chosen: TritonCase) -> Probe:
+            return _probe(kernel, function, chosen)
+
+        def explained(explain_with, *evidence) -> str:
+            if explain_with is None:
+                return ""
+            return (
+                explain_with(*evidence, probe) if probing[explain_with] else explain_with(*evidence)
+            )
+
+        if problem is not None:
+            why = explained(error_hint, case, problem) or problem.hint
             return failed(id, f"With {case.label}: {problem.text}", why)
         changed = _changed_input(case, before, args)
         if changed:
@@ -1031,7 +1097,9 @@ def triton_exercise(
                 "end the kernel with `tl.store(<output pointers>, <values>, mask=...)`: a "
                 "Triton kernel returns nothing, it stores its results.",
             )
-        return failed(id, f"With {case.label}: {mismatch.describe()}", hint(case, mismatch))
+        return failed(
+            id, f"With {case.label}: {mismatch.describe()}", explained(hint, case, mismatch)
+        )
 
     def run(answer) -> CheckResult:
         function, problem = kernel_function(answer)
@@ -1079,6 +1147,7 @@ def triton_exercise(
 __all__ = [
     "LaunchError",
     "OutOfBounds",
+    "Probe",
     "TritonCase",
     "compile_problem",
     "explain",
