@@ -302,7 +302,126 @@ def _online_patterns(x: np.ndarray, block: int) -> dict[str, np.ndarray]:
     return {k: v.astype(np.float32) for k, v in patterns.items()}
 
 
-def _softmax_hint(case: TritonCase, mismatch: Mismatch) -> str:
+def _softmax_blocks(case: TritonCase, mismatch: Mismatch) -> str:
+    """The hint when every block of BLOCK_SIZE columns is right up to a factor of its own
+    (per row and block) and each block's factor is the row's whole normaliser over that of a
+    range of blocks: the block was normalised with the maximum and sum of those blocks only
+    (the ones up to it: the output written inside the loop that gathers them). "" when the
+    blocks are not each a constant multiple, or no range explains every block."""
+    x, block = case.extra["x"].astype(np.float64), case.extra["block"]
+    factors = ev.block_factors(mismatch.got, mismatch.expected, block, rtol=1e-3, atol=1e-7)
+    if factors is None or not np.isfinite(factors).all():
+        return ""
+    top = x.max(axis=1, keepdims=True)
+    sums = np.add.reduceat(np.exp(x - top), np.arange(0, x.shape[1], block), axis=1)
+    whole = sums.sum(axis=1)
+    nblocks = sums.shape[1]
+    ranges = []  # for each block, the range of blocks whose statistics normalised it
+    for j in range(nblocks):
+        seen = [
+            (lo, hi)
+            for lo in range(nblocks)
+            for hi in range(lo, nblocks)
+            if np.allclose(factors[:, j], whole / sums[:, lo : hi + 1].sum(axis=1), rtol=2e-3)
+        ]
+        if not seen:
+            return ""
+        ranges.append(seen[0] if (0, j) not in seen else (0, j))
+    if all(r == (0, j) for j, r in enumerate(ranges)) and nblocks > 1:
+        return (
+            f"in every row, block j of BLOCK_SIZE = {block} columns is normalised with the "
+            "maximum and sum of blocks 0 to j only (the last block, normalised with the whole "
+            "row's, is right): your output is written inside the loop that gathers the "
+            "statistics, before they cover the row. Finish that loop first, then write "
+            "exp(x - m) / s in a second loop over the blocks."
+        )
+    said = ", ".join(
+        f"block {j} with blocks {ev.describe_indices(range(lo, hi + 1))}"
+        for j, (lo, hi) in enumerate(ranges[:4])
+    )
+    return (
+        f"each block of BLOCK_SIZE = {block} columns is right up to a factor, as if normalised "
+        f"with the maximum and sum of some blocks only ({said}{', ...' if nblocks > 4 else ''}): "
+        "m and s must cover every block of the row before any output is written."
+    )
+
+
+def _softmax_row_scale(case: TritonCase, mismatch: Mismatch) -> str:
+    """The hint when each row is the right one times exp(m)^p, m the row's maximum (p = 1:
+    the output pass leaves out the maximum the sum subtracted); "" otherwise."""
+    x = case.extra["x"].astype(np.float64)
+    relation = ev.find_relation(mismatch.got, mismatch.expected, rtol=1e-4, atol=1e-7)
+    if relation is None or relation.kind != "row_factor":
+        return ""
+    top = x.max(axis=1)
+    if np.ptp(top) < 0.05:
+        return ""
+    p = (
+        float(np.polyfit(top, np.log(np.abs(relation.values)), 1)[0])
+        if all(v > 0 for v in relation.values)
+        else None
+    )
+    if p is None or not np.allclose(np.log(relation.values), p * top, atol=2e-3 * max(1, abs(p))):
+        return ""
+    if abs(p - 1) < 0.01:
+        return (
+            "each row is the right one times exp(m), m the row's maximum: your output pass "
+            "computes exp(x) / s while s sums exp(x - m); subtract the same maximum when "
+            "writing, `tl.exp(x - m) / s`."
+        )
+    if abs(p + 1) < 0.01:
+        return (
+            "each row is the right one times exp(-m), m the row's maximum: the maximum is "
+            "subtracted twice when writing; `tl.exp(x - m) / s`."
+        )
+    return ""
+
+
+def _softmax_infinite(case: TritonCase, probe) -> str:
+    """The hint when every output is +inf: exp(x - m) / s with m still -inf or s still 0. A
+    probe with rows whose values lie far below their maximum tells which: s = 0 gives 0 / 0 =
+    NaN there, m = -inf gives inf everywhere."""
+    rng = np.random.default_rng(12)
+    x = np.full((2, 64), -150.0, np.float32) + rng.uniform(-1, 1, (2, 64)).astype(np.float32)
+    x[0, 5], x[1, 40] = 0.5, -0.5
+    chosen = TritonCase(
+        label="probe",
+        grid=(2,),
+        args={
+            "x_ptr": _tensor(x),
+            "out_ptr": _nan(2, 64),
+            "x_row_stride": 64,
+            "out_row_stride": 64,
+            "n_cols": 64,
+        },
+        outputs=("out_ptr",),
+        expected={"out_ptr": _tensor(_softmax_np(x))},
+        constexprs={"BLOCK_SIZE": 32},
+        rtol=1e-4,
+        atol=1e-6,
+    )
+    seen = probe(chosen)
+    if seen.mismatch is None:
+        return ""
+    got = seen.mismatch.got
+    if np.isposinf(got).all():
+        return (
+            "every value you store is +inf, even in rows whose values lie far below their "
+            "maximum: the m the output pass subtracts is still -inf, so exp(x - m) is inf. "
+            "The running maximum is never updated: set `m = m_new` at the end of each block "
+            "of the first loop."
+        )
+    if np.isnan(got).any() and np.isposinf(got).any():
+        return (
+            "every value you store is inf or NaN: you divide by a sum s that is still 0 "
+            "(exp(x - m) / 0 is inf, and 0 / 0 NaN where exp(x - m) underflows). Accumulate "
+            "it in the first loop, `s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), "
+            "axis=0)`."
+        )
+    return ""
+
+
+def _softmax_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
     kind, got = case.extra["kind"], mismatch.got
     if _nonfinite(mismatch) and kind == "negative":
         return (
@@ -346,6 +465,23 @@ def _softmax_hint(case: TritonCase, mismatch: Mismatch) -> str:
             "maximum and sum must cover the whole row; compute them over all blocks first, "
             "then write exp(x - m) / s."
         )
+    written = ~mismatch.unwritten
+    if written.all() and np.all(got == 0) and (mismatch.expected > 0).all():
+        return (
+            "every value you store is 0, in every row: exp(x - m) / s is 0 when the sum s is "
+            "inf. s becomes inf when a block's terms are taken against the running maximum "
+            "before it is updated: in the first block m is still -inf and exp(x - m) is "
+            "exp(+inf). Take them against the new maximum, "
+            "`m_new = tl.maximum(m, tl.max(x, axis=0))`, then `tl.exp(x - m_new)`."
+        )
+    if written.all() and np.isposinf(got).all():
+        infinite = _softmax_infinite(case, probe)
+        if infinite:
+            return infinite
+    for explained in (_softmax_blocks, _softmax_row_scale):
+        found = explained(case, mismatch)
+        if found:
+            return found
     if _nonfinite(mismatch):
         rows = ev.describe_indices(np.flatnonzero((~np.isfinite(got)).any(axis=1)))
         return (
@@ -518,6 +654,43 @@ def _layernorm_scale(x, w, b, got) -> str:
     )
 
 
+def _layernorm_affine(x, w, b, got) -> str:
+    """The hint when the output is the right normalised x (xhat) put through the wrong affine
+    map: per column y = xhat * p + q with (p, q) = (b, w) (weight and bias swapped), or per
+    row (y - b) / w = xhat + c_i with c_i = mean_i * rstd_i (x scaled without being centred);
+    "" otherwise."""
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=1, keepdims=True)
+    rstd = 1.0 / np.sqrt(x64.var(axis=1, keepdims=True) + EPS)
+    xhat = (x64 - mean) * rstd
+    fit = ev.affine_fit(got, xhat, axis=0, rtol=1e-3, atol=1e-3)
+    if fit is not None:
+        p, q = fit
+        if _close(p, b, atol=1e-3) and _close(q, w, atol=1e-3) and not _close(w, b, atol=1e-3):
+            return (
+                "each column of your output is the normalised x times b plus w: the weight and "
+                "the bias are swapped; `y = (x - mean) * rstd * w + b`, w scaling and b "
+                "shifting."
+            )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        normal = (got.astype(np.float64) - b) / w
+    fit = ev.affine_fit(normal, xhat, axis=1, rtol=1e-3, atol=1e-3)
+    if fit is None:
+        return ""
+    p, q = fit
+    shift = (mean * rstd)[:, 0]
+    if _close(p, np.ones_like(p), atol=1e-3) and _close(q, shift, atol=2e-3):
+        if np.abs(shift).max() < 1e-2:  # rows of mean ~0 cannot tell
+            return ""
+        return (
+            "in each row, (y - b) / w is the right normalised value plus a constant of its "
+            "own, and that constant is the row's mean times rstd: you scale x itself, not "
+            "x - mean (rows of mean 0 would come out right). Centre it first: "
+            "`y = (x - mean) * rstd * w + b`."
+        )
+    return ""
+
+
 def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
     x, w, b, got = case.extra["x"], case.extra["w"], case.extra["b"], mismatch.got
     kind = case.extra["kind"]
@@ -583,6 +756,9 @@ def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
                     f"your mean is divided by BLOCK_SIZE = {block}, the padded width: divide "
                     f"the row's sums by n_cols = {n}, the number of real columns."
                 )
+    affine = _layernorm_affine(x, w, b, got)
+    if affine:
+        return affine
     rounding = {
         "fp16": _layernorm_np(x.astype(np.float16), w, b),
         "one_pass": _layernorm_one_pass(x, w, b),
@@ -898,7 +1074,135 @@ def _matmul_k_steps(case: TritonCase, mismatch: Mismatch) -> str:
     return ""
 
 
-def _matmul_hint(case: TritonCase, mismatch: Mismatch) -> str:
+def _matmul_activation(case: TritonCase, mismatch: Mismatch) -> str:
+    """The hint when c, compared with a @ b sign by sign, is the product or 0 on each side in
+    another way than the activation asks: min(a @ b, 0) (negatives kept, positives zeroed)
+    where relu wants max(a @ b, 0); "" otherwise."""
+    got, product = mismatch.got.astype(np.float64), case.extra["product"].astype(np.float64)
+    if not np.isfinite(got).all() or case.extra["activation"] != "relu":
+        return ""
+    sides = {}
+    for side, where in (("positive", product > 1e-2), ("negative", product < -1e-2)):
+        if where.sum() < 8:
+            return ""
+        if _close(got[where], product[where], rtol=1e-3, atol=1e-3):
+            sides[side] = "kept"
+        elif np.all(np.abs(got[where]) <= 1e-3):
+            sides[side] = "zeroed"
+        else:
+            return ""
+    if sides == {"positive": "zeroed", "negative": "kept"}:
+        return (
+            "your c equals min(a @ b, 0): where a @ b is negative it is kept and where it is "
+            "positive c is 0, the opposite of relu. relu keeps the positive values, "
+            "`acc = tl.maximum(acc, 0.0)`."
+        )
+    if sides == {"positive": "zeroed", "negative": "zeroed"}:
+        return (
+            "your c is 0 everywhere, on both signs of a @ b: the values that reach the store "
+            "are zeros. Check that the K loop runs (its range), that the loads' masks let a "
+            "and b through, and that you store the accumulator `tl.dot(a, b)` is added to."
+        )
+    return ""
+
+
+def _matmul_diagonal_tiles(case: TritonCase, mismatch: Mismatch) -> str:
+    """The hint when the tiles written are exactly those of row tile i and column tile i, and
+    they are right: each program computes tile (i, i), its rows and columns from one program
+    id (offs_n from pid_m, or offs_m from pid_n); "" otherwise."""
+    bm, bn, _ = case.extra["blocks"]
+    if mismatch.wrong.any():
+        return ""
+    rows, cols = np.indices(mismatch.got.shape)
+    diagonal = rows // bm == cols // bn
+    if not np.array_equal(~mismatch.unwritten, diagonal) or diagonal.all():
+        return ""
+    return (
+        "only the tiles of c whose row tile equals their column tile (tile (i, i), with "
+        f"BLOCK_M x BLOCK_N = {bm} x {bn}) were written, and they are right: each program "
+        "takes its rows and its columns from the same program id. The columns come from "
+        "pid_n and the rows from pid_m: `offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)`, "
+        "`offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)`."
+    )
+
+
+def _matmul_probe_case(rng: np.random.Generator, size: int = 32) -> TritonCase:
+    """One tile, one K step, square a, b and c (M = N = K = BLOCK): a probe in which neither
+    the program ids nor the K loop matter, so that only the layouts of a, b and c do."""
+    return _matmul_case(rng, size, size, size, (size, size, size), "none")
+
+
+def _matmul_layout(probe) -> tuple[str, bool]:
+    """What a one-tile, one-step square probe shows of the layouts: c equal to a^T @ b,
+    a @ b^T or (a @ b)^T names the tensor whose strides are swapped ("" when the probe is
+    right or shows none of these), and whether the probe was right."""
+    chosen = _matmul_probe_case(np.random.default_rng(7))
+    seen = probe(chosen)
+    if seen.mismatch is None:
+        return "", seen.error is None
+    a, b = chosen.extra["a"].astype(np.float64), chosen.extra["b"].astype(np.float64)
+    got = seen.mismatch.got
+    for pattern, tensor, what, index, right in (
+        (a.T @ b, "a", "a^T @ b (a read transposed)", "m, k", "m * stride_am + k * stride_ak"),
+        (a @ b.T, "b", "a @ b^T (b read transposed)", "k, n", "k * stride_bk + n * stride_bn"),
+        ((a @ b).T, "c", "(a @ b)^T (stored transposed)", "m, n", "m * stride_cm + n * stride_cn"),
+    ):
+        if _close(got, pattern, rtol=1e-3, atol=1e-3):
+            return (
+                "on a probe with one 32 x 32 tile and one K step (square a, b and c, so that "
+                f"only their layouts matter) your c is {what}: {tensor}'s two strides are "
+                f"swapped. Element ({index}) of {tensor} is at `{tensor}_ptr + {right}`."
+            ), False
+    return "", False
+
+
+def _matmul_error(case: TritonCase, error: LaunchError, probe) -> str:
+    """An access outside a, b or c explained: first by the one-tile, one-step square probe
+    (a tensor's strides swapped), then from the elements it reached: a's rows past M while
+    its columns stay in the first K block (its pointers moved down the rows between K steps,
+    when the probe is right), or b's rows past K in the last, partial K block (the K mask)."""
+    if error.kind != "out_of_bounds" or not error.offsets or len(error.program) < 2:
+        return ""
+    bm, _, bk = case.extra["blocks"]
+    m, k = case.extra["a"].shape
+    offsets = np.asarray(error.offsets)
+    if error.tensor not in ("a_ptr", "b_ptr", "c_ptr"):
+        return ""
+    layout, one_step_right = _matmul_layout(probe)
+    if layout:
+        return layout
+    if error.tensor == "a_ptr":
+        rows, cols = np.divmod(offsets, case.args["stride_am"])
+        own = range(error.program[0] * bm, error.program[0] * bm + bm)
+        if (rows >= m).all() and (cols < bk).all() and not np.isin(rows, own).any():
+            if not one_step_right:
+                return ""
+            return (
+                f"program {error.program[:2]} read rows {ev.describe_indices(np.unique(rows))} "
+                f"of a (a has {m}), in columns {ev.describe_indices(np.unique(cols))}, the "
+                f"first K block, although its own rows are {own.start}-{own.stop - 1}; a "
+                "probe with a single K step is right. So between K steps your a pointers move "
+                "down a's rows (along M) instead of along K: a K step moves a by BLOCK_K "
+                "columns, `a_ptrs += BLOCK_K * stride_ak`."
+            )
+    # b's rows from K to the end of the last, partial K block (a's columns past K stay inside
+    # a, the next row's, so only b's show as an access outside)
+    padded = range(k, -(-k // bk) * bk)
+    if error.tensor == "b_ptr" and k % bk and case.args["stride_bn"] == 1:
+        rows, cols = np.divmod(offsets, case.args["stride_bk"])
+        if np.isin(rows, padded).all() and (cols < case.args["N"]).all():
+            return (
+                f"program {error.program[:2]} read rows {ev.describe_indices(np.unique(rows))} "
+                f"of b, past K = {k}: the padding of the last, partial K block (K in blocks of "
+                f"BLOCK_K = {bk} ends at {padded.stop}). The load's mask must be False there: "
+                "with the mask on N, bound K too; in the step that starts at k the lanes left "
+                "are `offs_k[:, None] < K - k` (k counting elements, not blocks, when the "
+                "pointers have moved k along K)."
+            )
+    return ""
+
+
+def _matmul_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
     got, extra = mismatch.got, case.extra
     product, activation = extra["product"], extra["activation"]
     a, b, (_, _, block_k) = extra["a"], extra["b"], extra["blocks"]
@@ -951,10 +1255,14 @@ def _matmul_hint(case: TritonCase, mismatch: Mismatch) -> str:
             f"(cdiv(M, BLOCK_M) = {gm}) and axis 1 tiles of columns ({gn}), so "
             "`pid_m = tl.program_id(0)` and `pid_n = tl.program_id(1)`."
         )
+    for explained in (_matmul_activation, _matmul_diagonal_tiles):
+        found = explained(case, mismatch)
+        if found:
+            return found
     for pattern, text in _matmul_pointer_candidates(case):
         if np.isfinite(pattern).all() and _close(got, pattern, rtol=1e-3, atol=1e-3):
             return text
-    steps = _matmul_k_steps(case, mismatch)
+    steps = _matmul_k_steps(case, mismatch) or _matmul_layout(probe)[0]
     if steps:
         return steps
     if extra["transposed"]:
@@ -976,6 +1284,7 @@ register(
         launch_text=MATMUL_LAUNCH,
         cases=_matmul_cases,
         hint=_matmul_hint,
+        error_hint=_matmul_error,
     )
 )
 
@@ -1030,15 +1339,23 @@ def _flash_np(
     inverted=False,
     divide=True,
     query_block=0,
+    late_acc=False,
+    late_sum=False,
+    keep=None,
 ):
     """FlashAttention-2's loop over key blocks of ``block`` in float64, with one step changed:
     ``mask`` "diagonal" (right), "strict" (keys < query), "plus_one" (keys <= query + 1) or
     "zero" (future scores 0 instead of -inf); ``acc_alpha``/``sum_alpha``: the accumulator /
     the running sum rescaled by alpha = exp(m_old - m_new); ``inverted``: alpha the other way
     round; ``divide``: o = acc / l at the end; ``query_block``: with CAUSAL, the loop stops
-    after the keys of the query's block of ``query_block`` rows (0: it runs over all keys).
-    The reference is the default."""
+    after the keys of the query's block of ``query_block`` rows (0: it runs over all keys);
+    ``late_acc``/``late_sum``: alpha applied after the new block is added, (acc + p @ v) *
+    alpha / (l + rowsum(p)) * alpha; ``keep``: a (query, key) boolean mask applied as -inf
+    (then ``causal`` False), a key block that is -inf for a whole row giving NaN as
+    exp(-inf - (-inf)) does in a kernel. The reference is the default."""
     scores = (q.astype(np.float64) @ k.astype(np.float64).T) * scale
+    if keep is not None:
+        scores = np.where(keep, scores, -np.inf)
     seq = scores.shape[0]
     if causal:
         rows, cols = np.indices(scores.shape)
@@ -1054,10 +1371,12 @@ def _flash_np(
             m_new = np.maximum(m, s.max(axis=1, keepdims=True))
             p = np.exp(s - m_new)
             alpha = np.exp(m_new - m) if inverted else np.exp(m - m_new)
-            total = (total * alpha if sum_alpha else total) + p.sum(axis=1, keepdims=True)
-            acc = (acc * alpha if acc_alpha else acc) + p @ v[start : start + block].astype(
-                np.float64
-            )
+            part, pv = p.sum(axis=1, keepdims=True), p @ v[start : start + block].astype(np.float64)
+            if late_sum:
+                total = (total + part) * alpha
+            else:
+                total = (total * alpha if sum_alpha else total) + part
+            acc = (acc + pv) * alpha if late_acc else (acc * alpha if acc_alpha else acc) + pv
             m = m_new
         out = acc / total if divide else acc
     return out.astype(np.float32)
@@ -1167,6 +1486,21 @@ _ATTENTION_MISTAKES = (
         dict(divide=False),
         False,
         "your output is acc before the final division: o = acc / l_i[:, None] at the end.",
+    ),
+    (
+        dict(late_acc=True),
+        False,
+        "your accumulator is rescaled after the new block is added: (acc + p @ v) * alpha "
+        "scales the new block's p @ v too (in the first block alpha = exp(-inf) = 0 wipes it). "
+        "Rescale the old acc first, `acc = acc * alpha[:, None] + tl.dot(p, v)`.",
+    ),
+    (
+        dict(late_acc=True, late_sum=True),
+        False,
+        "acc and l_i are rescaled after the new block is added: (acc + p @ v) * alpha scales "
+        "the new block too (in the first block alpha = exp(-inf) = 0 wipes it). Rescale the old "
+        "values first, `l_i = l_i * alpha + tl.sum(p, axis=1)`, "
+        "`acc = acc * alpha[:, None] + tl.dot(p, v)`.",
     ),
 )
 
@@ -1411,6 +1745,94 @@ def _attention_keys_seen(case: TritonCase, mismatch: Mismatch) -> str:
     )
 
 
+def _attention_keep(q, k, v, keep, scale) -> np.ndarray:
+    """Attention in float64 where query i sees the keys j with ``keep[i, j]`` (NaN rows for a
+    query that sees none)."""
+    scores = np.where(keep, (q.astype(np.float64) @ k.astype(np.float64).T) * scale, -np.inf)
+    with np.errstate(invalid="ignore"):
+        m = scores.max(axis=1, keepdims=True)
+        p = np.exp(scores - m)
+        return ((p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64)).astype(np.float32)
+
+
+def _attention_temperature(case: TritonCase, mismatch: Mismatch) -> str:
+    """The hint when the output is attention with the right mask at another temperature: the
+    scores multiplied by t instead of sm_scale, t fitted (a scan of log t, then golden
+    section), and named when it is a power of sm_scale; "" when no t reproduces the output."""
+    q, k, v, causal = (case.extra[n] for n in ("q", "k", "v", "causal"))
+    got = mismatch.got.astype(np.float64)
+    if not np.isfinite(got).all():
+        return ""
+    seq = q.shape[0]
+    keep = np.tril(np.ones((seq, seq), bool)) if causal else np.ones((seq, seq), bool)
+
+    def error(u: float) -> float:
+        return float(np.abs(_attention_keep(q, k, v, keep, math.exp(u)) - got).max())
+
+    grid = np.linspace(math.log(1e-3), math.log(1e3), 49)
+    best = float(grid[int(np.argmin([error(u) for u in grid]))])
+    lo, hi = best - 0.3, best + 0.3
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(40):
+        a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        lo, hi = (lo, b) if error(a) < error(b) else (a, hi)
+    t = math.exp((lo + hi) / 2)
+    scale = case.args["sm_scale"]
+    if not _close(got, _attention_keep(q, k, v, keep, t), rtol=2e-3, atol=2e-3):
+        return ""
+    if abs(math.log(t / scale)) < 1e-2:
+        return ""
+    power = math.log(t) / math.log(scale)
+    said = (
+        f"your output is attention with the scores q @ k^T multiplied by {t:.3g} (a factor "
+        f"fitted to your output) instead of sm_scale = {scale:.3g} = 1/sqrt(HEAD_DIM)"
+    )
+    if abs(power + 1) < 0.02:
+        return (
+            f"{said}: {t:.3g} is 1 / sm_scale, so your scores are divided by sm_scale, which "
+            "is already 1/sqrt(HEAD_DIM). Multiply them by it, "
+            "`s = tl.dot(q, tl.trans(k)) * sm_scale`."
+        )
+    return (
+        f"{said}, about sm_scale^{power:.2f}: multiply q @ k^T by sm_scale once, and "
+        "take exp of the scaled scores (or exp2 of them times log2(e))."
+    )
+
+
+def _attention_masks(case: TritonCase) -> list[tuple[np.ndarray, str]]:
+    """With CAUSAL, FlashAttention's loop with the keep mask of the other triangle (keys at or
+    after the query) and with the mask transposed inside each BLOCK_M x BLOCK_N tile, each over
+    the key blocks a causal loop visits (up to the end of the query's block) or over all keys;
+    a query whose first key blocks are all masked comes out NaN, as in a kernel."""
+    q, k, v, causal = (case.extra[n] for n in ("q", "k", "v", "causal"))
+    if not causal:
+        return []
+    bm, bn = case.constexprs["BLOCK_M"], case.constexprs["BLOCK_N"]
+    seq = q.shape[0]
+    scale = case.args["sm_scale"]
+    i, j = np.indices((seq, seq))
+    visited = {"causal": j < (i // bm + 1) * bm, "all": np.ones((seq, seq), bool)}
+    other = (
+        "your output is attention with the causal mask of the other triangle: each query sees "
+        "the keys at or after its own position (among the key blocks your loop visits) instead "
+        "of those at or before it. Keep key n for query m when m >= n, "
+        "`offs_m[:, None] >= offs_n[None, :]`."
+    )
+    transposed = (
+        "your output is attention with the causal mask transposed inside each BLOCK_M x "
+        "BLOCK_N tile: the comparison puts the key offsets down the rows and the query offsets "
+        "across, but the scores are (query, key), one row per query. Keep "
+        "`offs_m[:, None] >= offs_n[None, :]`."
+    )
+    found = []
+    for loop in visited.values():
+        found.append((_flash_np(q, k, v, False, scale, bn, keep=loop & (j >= i)), other))
+        if bm == bn:
+            tile = (j // bn * bn + i % bm) <= (i // bm * bm + j % bn)
+            found.append((_flash_np(q, k, v, False, scale, bn, keep=loop & tile), transposed))
+    return found
+
+
 def _attention_hint(case: TritonCase, mismatch: Mismatch) -> str:
     got = mismatch.got
     if case.extra["negative"] and _nonfinite(mismatch):
@@ -1420,10 +1842,14 @@ def _attention_hint(case: TritonCase, mismatch: Mismatch) -> str:
             "score rather than exp(-150) = 0."
         )
     near = dict(rtol=2e-3, atol=2e-3)
-    for pattern, text in _attention_candidates(case):
+    for pattern, text in [*_attention_candidates(case), *_attention_masks(case)]:
         if np.isfinite(pattern).any() and _close(got, pattern, **near):
             return text
-    return _attention_keys_seen(case, mismatch) or _attention_observed(case, mismatch)
+    return (
+        _attention_keys_seen(case, mismatch)
+        or _attention_temperature(case, mismatch)
+        or _attention_observed(case, mismatch)
+    )
 
 
 register(
@@ -1716,7 +2142,45 @@ def _cross_entropy_window(case: TritonCase, mismatch: Mismatch) -> str:
     return ""
 
 
-def _cross_entropy_hint(case: TritonCase, mismatch: Mismatch) -> str:
+def _cross_entropy_reduced(case: TritonCase, mismatch: Mismatch, probe) -> str:
+    """The hint when the losses are reduced over rows: every loss the right one divided by
+    n_rows (or BLOCK_M), or, on a probe of BLOCK_M identical rows (one program, the tile
+    full), every loss log(BLOCK_M) too large: each row's sum adds up the whole tile's rows (a
+    ``tl.sum`` without ``axis=1``); "" otherwise."""
+    got, want = mismatch.got.astype(np.float64), mismatch.expected.astype(np.float64)
+    n_rows, bm = case.args["n_rows"], case.constexprs["BLOCK_M"]
+    if np.isfinite(got).all() and not mismatch.unwritten.any():
+        c = float(np.dot(got, want) / np.dot(want, want))
+        if c > 0 and _close(got, c * want, rtol=1e-4, atol=2e-4):
+            for count, what in ((n_rows, "n_rows"), (bm, "BLOCK_M")):
+                if abs(c * count - 1) < 1e-3:
+                    return (
+                        f"every row's loss is the right one divided by {what} = {count}: "
+                        "loss_ptr holds one loss per row, logsumexp - target_logit, not their "
+                        "mean (the mean over rows is taken afterwards, outside the kernel)."
+                    )
+    rng = np.random.default_rng(5)
+    hidden, bv = case.constexprs["HIDDEN"], case.constexprs["BLOCK_V"]
+    chosen = _cross_entropy_case(rng, bm, 2 * bv, hidden, bm, bv)
+    h, w = chosen.extra["h"][:1].repeat(bm, axis=0), chosen.extra["w"]
+    target = np.full(bm, chosen.extra["target"][1])
+    chosen.args["h_ptr"], chosen.args["target_ptr"] = _tensor(h), _tensor(target)
+    chosen.expected["loss_ptr"] = _tensor(_cross_entropy_np(h, w, target, bv))
+    seen = probe(chosen)
+    if seen.mismatch is None:
+        return ""
+    offset = seen.mismatch.got.astype(np.float64) - seen.mismatch.expected
+    if np.isfinite(offset).all() and np.allclose(offset, math.log(bm), atol=2e-3):
+        return (
+            f"on a probe of {bm} identical rows (one program, BLOCK_M = {bm}) every loss is "
+            f"log({bm}) = {math.log(bm):.4g} too large: each row's sum of exp adds up all "
+            f"{bm} rows of the tile. Reduce over the vocabulary only, one sum per row: "
+            "`tl.sum(..., axis=1)` (and `tl.max(..., axis=1)`)."
+        )
+    return ""
+
+
+def _cross_entropy_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
     kind, got = case.extra["kind"], mismatch.got
     h, w, target, block = (
         case.extra["h"],
@@ -1757,7 +2221,11 @@ def _cross_entropy_hint(case: TritonCase, mismatch: Mismatch) -> str:
                 "load a BLOCK_V x HIDDEN block, `cols[:, None] * stride_w + dims[None, :]`, and "
                 "take `tl.dot(h, tl.trans(w))`."
             )
-    return _cross_entropy_window(case, mismatch) or _cross_entropy_observed(case, mismatch)
+    return (
+        _cross_entropy_window(case, mismatch)
+        or _cross_entropy_reduced(case, mismatch, probe)
+        or _cross_entropy_observed(case, mismatch)
+    )
 
 
 register(

@@ -1343,3 +1343,199 @@ ANSWERS["triton_cross_entropy"] += [
         ),
     ),
 ]
+
+# Mistakes of the blind held2 answers' families (issue 30), each written as another program
+# with the same mistake, named from what the checker observes or probes.
+ANSWERS["triton_softmax"] += [
+    wrong(
+        "terms_before_max_update",
+        "formula",
+        ("every value you store is 0", "`tl.exp(x - m_new)`"),
+        edit(
+            SOFTMAX,
+            (
+                "        m_new = tl.maximum(m, tl.max(x, axis=0))\n"
+                "        s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)",
+                "        terms = tl.exp(x - m)\n"
+                "        m_new = tl.maximum(m, tl.max(x, axis=0))\n"
+                "        s = s * tl.exp(m - m_new) + tl.sum(terms, axis=0)",
+            ),
+        ),
+    ),
+    wrong(
+        "max_assigned_to_another_name",
+        "formula",
+        ("even in rows whose values lie far below", "never updated"),
+        edit(SOFTMAX, ("        m = m_new\n", "        m_old = m_new\n")),
+    ),
+    wrong(
+        "one_loop_writes_with_running_stats",
+        "formula",
+        ("blocks 0 to j only", "second loop"),
+        """
+        @triton.jit
+        def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
+            row = tl.program_id(0)
+            m = -float("inf")
+            s = 0.0
+            for start in range(0, n_cols, BLOCK_SIZE):
+                cols = start + tl.arange(0, BLOCK_SIZE)
+                inside = cols < n_cols
+                x = tl.load(x_ptr + row * x_row_stride + cols, mask=inside, other=-float("inf"))
+                m_block = tl.maximum(m, tl.max(x, axis=0))
+                s = s * tl.exp(m - m_block) + tl.sum(tl.exp(x - m_block), axis=0)
+                m = m_block
+                tl.store(out_ptr + row * out_row_stride + cols, tl.exp(x - m) / s, mask=inside)
+        """,
+    ),
+    wrong(
+        "output_exp_without_max",
+        "formula",
+        ("times exp(m)", "`tl.exp(x - m) / s`"),
+        edit(SOFTMAX, ("tl.exp(x - m) / s, mask=mask)", "tl.exp(x) * (1.0 / s), mask=mask)")),
+    ),
+]
+ANSWERS["triton_layernorm"] += [
+    wrong(
+        "scales_raw_x",
+        "formula",
+        ("the row's mean times rstd", "not x - mean"),
+        edit(
+            LAYERNORM,
+            ("diff * rstd * w + b, mask=mask)", "x / tl.sqrt(var + eps) * w + b, mask=mask)"),
+        ),
+    ),
+    wrong(
+        "weight_loaded_from_bias",
+        "formula",
+        ("times b plus w", "swapped"),
+        edit(
+            LAYERNORM,
+            ("w = tl.load(w_ptr + cols, mask=mask)", "w = tl.load(b_ptr + cols, mask=mask)"),
+            ("b = tl.load(b_ptr + cols, mask=mask)", "b = tl.load(w_ptr + cols, mask=mask)"),
+        ),
+    ),
+]
+ANSWERS["triton_matmul"] += [
+    wrong(
+        "relu_keeps_negatives",
+        "formula",
+        ("min(a @ b, 0)", "`acc = tl.maximum(acc, 0.0)`"),
+        edit(MATMUL, ("acc = tl.maximum(acc, 0.0)", "acc = tl.where(acc > 0, 0.0, acc)")),
+    ),
+    wrong(
+        "a_read_transposed",
+        "pointer",
+        ("a^T @ b", "a's two strides are swapped"),
+        edit(
+            MATMUL,
+            (
+                "offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak",
+                "offs_m[:, None] * stride_ak + offs_k[None, :] * stride_am",
+            ),
+            ("a_ptrs += BLOCK_K * stride_ak", "a_ptrs += BLOCK_K * stride_am"),
+        ),
+    ),
+    wrong(
+        "c_stored_transposed",
+        "pointer",
+        ("(a @ b)^T", "c's two strides are swapped"),
+        edit(
+            MATMUL,
+            (
+                "offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn",
+                "offs_n[None, :] * stride_cm + offs_m[:, None] * stride_cn",
+            ),
+        ),
+    ),
+    wrong(
+        "a_rows_move_with_k",
+        "pointer",
+        ("move down a's rows", "`a_ptrs += BLOCK_K * stride_ak`"),
+        edit(
+            MATMUL,
+            (
+                "        a = tl.load(a_ptrs,",
+                "        a_ptrs = a_ptr + (offs_m[:, None] + k) * stride_am + offs_k[None, :] * stride_ak\n"
+                "        a = tl.load(a_ptrs,",
+            ),
+        ),
+    ),
+    wrong(
+        "rows_from_pid_n",
+        "pointer",
+        ("tile (i, i)", "the same program id"),
+        edit(MATMUL, ("offs_m = pid_m * BLOCK_M", "offs_m = pid_n * BLOCK_M")),
+    ),
+]
+ANSWERS["triton_flash_attention"] += [
+    wrong(
+        "scores_times_inverse_scale",
+        "formula",
+        ("is 1 / sm_scale", "divided by sm_scale"),
+        edit(
+            ATTENTION,
+            (
+                "s = tl.dot(q, tl.trans(k)) * sm_scale",
+                "s = tl.dot(q, tl.trans(k)) * (1.0 / sm_scale)",
+            ),
+        ),
+    ),
+    wrong(
+        "causal_keeps_later_keys",
+        "formula",
+        ("the other triangle",),
+        edit(
+            ATTENTION,
+            ("(offs_m[:, None] >= offs_n[None, :])", "~(offs_n[None, :] < offs_m[:, None])"),
+        ),
+    ),
+    wrong(
+        "causal_mask_built_key_major",
+        "formula",
+        ("transposed inside each",),
+        edit(
+            ATTENTION,
+            ("(offs_m[:, None] >= offs_n[None, :])", "(offs_m[None, :] >= offs_n[:, None])"),
+        ),
+    ),
+    wrong(
+        "both_rescaled_after_adding",
+        "formula",
+        ("acc and l_i are rescaled after the new block is added",),
+        edit(
+            ATTENTION,
+            ("l_i = l_i * alpha + tl.sum(p, axis=1)", "l_i = (l_i + tl.sum(p, axis=1)) * alpha"),
+            (
+                "acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), v)",
+                "acc = (acc + tl.dot(p.to(tl.float16), v)) * alpha[:, None]",
+            ),
+        ),
+    ),
+]
+ANSWERS["triton_cross_entropy"] += [
+    wrong(
+        "loss_times_inverse_rows",
+        "formula",
+        ("divided by n_rows = 40", "not their mean"),
+        edit(
+            CROSS_ENTROPY,
+            (
+                "m + tl.log(s) - picked, mask=row_ok)",
+                "(m + tl.log(s) - picked) * (1.0 / n_rows), mask=row_ok)",
+            ),
+        ),
+    ),
+    wrong(
+        "sum_over_the_whole_tile",
+        "formula",
+        ("identical rows", "`tl.sum(..., axis=1)`"),
+        edit(
+            CROSS_ENTROPY,
+            (
+                "tl.sum(tl.exp(logits - m_new[:, None]), axis=1)",
+                "tl.sum(tl.sum(tl.exp(logits - m_new[:, None]), axis=1), axis=0)",
+            ),
+        ),
+    ),
+]
