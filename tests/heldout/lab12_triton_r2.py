@@ -319,6 +319,7 @@ def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_S
         exercise_id=SOFTMAX,
         half="held2",
         correct=False,
+        hints=("every value you store is 0", "`tl.exp(x - m_new)`"),
         cause="The new block's terms are exponentiated against the old maximum, exp(x - m), instead of the new one, exp(x - m_new): on the first block m is -inf so exp(+inf) makes the sum infinite, and later blocks are summed relative to the wrong maximum.",
         source=PRE
         + """
@@ -347,6 +348,7 @@ def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_S
         exercise_id=SOFTMAX,
         half="held2",
         correct=False,
+        hints=("times exp(m)",),
         cause="The output pass writes exp(x) / s without subtracting the maximum, but s was summed as exp(x - m), so every output is off by a factor exp(m) (and exp(x) overflows for large rows).",
         source=PRE
         + """
@@ -375,6 +377,7 @@ def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_S
         exercise_id=SOFTMAX,
         half="held2",
         correct=False,
+        hints=("blocks 0 to j only",),
         cause="The outputs are written inside the statistics loop with the running maximum and sum so far, so every block except the last is normalised with partial statistics; a second pass after the loop must write them.",
         source=PRE
         + """
@@ -451,6 +454,7 @@ def layernorm_kernel(
         exercise_id=LN,
         half="held2",
         correct=False,
+        hints=("times b plus w", "swapped"),
         cause="w and b are swapped in the last step: the kernel computes x_hat * b + w instead of x_hat * w + b.",
         source=PRE
         + """
@@ -501,6 +505,7 @@ def layernorm_kernel(
         exercise_id=LN,
         half="held2",
         correct=False,
+        hints=("not x - mean",),
         cause="The output scales x itself, x * rstd * w + b, instead of the centred x - mean: the mean is only used for the variance and never subtracted from the output.",
         source=PRE
         + """
@@ -557,6 +562,7 @@ def matmul_kernel(
         exercise_id=MM,
         half="held2",
         correct=False,
+        hints=("min(a @ b, 0)",),
         cause="The relu epilogue uses tl.minimum(acc, 0.0), which keeps the negative values and zeroes the positive ones; relu is tl.maximum(acc, 0.0).",
         source=PRE
         + """
@@ -591,6 +597,7 @@ def matmul_kernel(
         exercise_id=MM,
         half="held2",
         correct=False,
+        hints=("move down a's rows",),
         cause="a's pointers advance by BLOCK_K * stride_am (down the rows) instead of BLOCK_K * stride_ak (along K), so after the first step the kernel reads other rows of a instead of the next columns.",
         source=PRE
         + """
@@ -625,6 +632,7 @@ def matmul_kernel(
         exercise_id=MM,
         half="held2",
         correct=False,
+        hints=("`offs_k[:, None] < K - k`",),
         cause="The loop counts K blocks but the K mask subtracts the block index, K - k, instead of the elements already done, K - k * BLOCK_K, so the last partial block's lanes past K are not masked and garbage enters the dot product.",
         source=PRE
         + """
@@ -659,6 +667,7 @@ def matmul_kernel(
         exercise_id=MM,
         half="held2",
         correct=False,
+        hints=("tile (i, i)",),
         cause="offs_n is computed from pid_m instead of pid_n (a copy-paste of the line above), so every program in a row of the grid computes and stores the same column tile and most tiles of c are never written.",
         source=PRE
         + """
@@ -773,6 +782,7 @@ def attention_kernel(
         exercise_id=ATTN,
         half="held2",
         correct=False,
+        hints=("divided by sm_scale",),
         cause="The scores are divided by sm_scale instead of multiplied by it: sm_scale is already 1/sqrt(head_dim), so the scores end up multiplied by sqrt(head_dim) instead of divided by it.",
         source=PRE
         + """
@@ -814,6 +824,7 @@ def attention_kernel(
         exercise_id=ATTN,
         half="held2",
         correct=False,
+        hints=("transposed inside each",),
         cause="The causal comparison puts the key offsets down the rows and the query offsets along the columns (offs_n[:, None] <= offs_m[None, :]), so the mask is transposed relative to the scores and does not hide key j > query i.",
         source=PRE
         + """
@@ -896,6 +907,7 @@ def attention_kernel(
         exercise_id=ATTN,
         half="held2",
         correct=False,
+        hints=("rescaled after the new block is added",),
         cause="acc is rescaled by alpha after p @ v is added, so the new block's contribution is scaled by alpha as well; only the old acc should be multiplied by alpha before adding p @ v.",
         source=PRE
         + """
@@ -1049,6 +1061,7 @@ def cross_entropy_kernel(
         exercise_id=CE,
         half="held2",
         correct=False,
+        hints=("divided by n_rows",),
         cause="The kernel divides each row's loss by n_rows as if returning the batch mean, but loss_ptr holds one unreduced loss per row.",
         source=PRE
         + """
@@ -1082,6 +1095,7 @@ def cross_entropy_kernel(
         exercise_id=CE,
         half="held2",
         correct=False,
+        hints=("`tl.sum(..., axis=1)`",),
         cause="tl.sum(tl.exp(...)) has no axis=1, so it sums the whole BLOCK_M x BLOCK_V tile and every row's running sum includes the other rows' (and padded rows') terms.",
         source=PRE
         + """

@@ -17,6 +17,7 @@ is wrong, and each correct one to make sure it is right (and compiled for an sm_
 from __future__ import annotations
 
 import textwrap
+from dataclasses import replace
 
 from heldout import Blind
 
@@ -917,3 +918,19 @@ ANSWERS += [
         ),
     ),
 ]
+
+# Words of the hint each answer below gets once reported (issue 30: hints from evidence); the
+# answers are otherwise as written blind.
+HINTS = {
+    "softmax_sum_against_old_max": ("every value you store is 0", "`tl.exp(x - m_new)`"),
+    "softmax_max_never_updated": ("never updated", "`m = m_new`"),
+    "layernorm_stores_x_not_x_minus_mean": ("not x - mean",),
+    "layernorm_w_b_swapped": ("times b plus w", "swapped"),
+    "matmul_k_mask_ignores_advance": ("`offs_k[:, None] < K - k`",),
+    "matmul_a_strides_swapped": ("a's two strides are swapped",),
+    "matmul_c_strides_swapped": ("c's two strides are swapped",),
+    "attention_causal_reversed": ("the other triangle",),
+    "attention_scores_over_sm_scale": ("divided by sm_scale",),
+    "cross_entropy_mean_over_rows": ("divided by n_rows",),
+}
+ANSWERS = [replace(a, hints=HINTS[a.name]) if a.name in HINTS else a for a in ANSWERS]
