@@ -249,6 +249,10 @@ def make_train(
     optimizer="adamw",
     whole_checkpoint=False,
     evaluate=False,
+    clear="every_step",
+    model_fields=None,
+    params="all",
+    seeds=None,
 ):
     """The reference fix, with one thing changed (or left unfixed) when asked."""
     make_optimizer = {
@@ -263,10 +267,15 @@ def make_train(
 
     def train(text, steps):
         device = capstone_profile.device()
-        model = capstone_profile.build_model().to(device)
+        if model_fields is None:
+            model = capstone_profile.build_model().to(device)
+        else:  # another shape than the script's model
+            model = gu.gpt.build(seed=0, **{**capstone_profile.MODEL, **model_fields})
         if cast is not None:
             model = model.to(cast)
-        optimizer = make_optimizer(model.parameters())
+        optimizer = make_optimizer(
+            model.parameters() if params == "all" else model.blocks.parameters()
+        )
         if loader == "slow":
             batches = iter(
                 torch.utils.data.DataLoader(
@@ -282,6 +291,11 @@ def make_train(
         for _ in range(steps):
             if loader == "slow":
                 x, y = next(batches)
+            elif seeds is not None:  # a fresh generator per step, seeded from a short list
+                seed = seeds[len(losses) % len(seeds)]
+                x, y = T.get_batch(
+                    data, batch, capstone_profile.SEQ_LEN, torch.Generator().manual_seed(seed)
+                )
             else:
                 x, y = T.get_batch(data, batch, capstone_profile.SEQ_LEN, generator)
             x, y = x.to(device), y.to(device)
@@ -297,7 +311,8 @@ def make_train(
             loss.backward()
             if step:
                 optimizer.step()
-            optimizer.zero_grad()
+            if clear == "every_step" or (clear == "odd_steps" and len(losses) % 2):
+                optimizer.zero_grad()
             if sync == "item":
                 losses.append(loss.item())
             elif sync == "print":
@@ -416,10 +431,60 @@ def test_fix_evidence_from_forwards_and_gradients():
     assert "every gradient was empty" in message and "zero_grad between" in message, message
 
 
+def train_zeroed_in_place_first(text, steps):
+    """Gradients zeroed in place (set_to_none=False) at the top of each step, a batch of 24
+    windows gathered by hand from one generator, the model built from its config."""
+    model = gu.gpt.GPT(gu.gpt.GPTConfig(**capstone_profile.MODEL))
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data, generator = T.encode(text), torch.Generator().manual_seed(5)
+    span = torch.arange(capstone_profile.SEQ_LEN)
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad(set_to_none=False)
+        starts = torch.randint(
+            0, len(data) - capstone_profile.SEQ_LEN - 1, (24, 1), generator=generator
+        )
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            _, loss = model(data[starts + span], data[starts + span + 1])
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+
+
+def test_fix_evidence_from_gradients_models_and_batches():
+    """Issue 30, held2: what each step's gradients held, the trained model's shapes and the
+    token batches of different steps are named from what the probes saw."""
+    message = run(FIX, make_train(clear="odd_steps")).message
+    assert "At optimizer step 2, the gradients the step used were its own batch's plus" in message
+    message = run(FIX, make_train(seeds=(1, 2))).message
+    assert "step 3 trained on exactly the tokens of step 1" in message, message
+    message = run(FIX, make_train(seeds=(7,))).message
+    assert "all 4 optimizer steps trained on the same token batch" in message, message
+    message = run(FIX, make_train(model_fields={"d_model": 48, "n_heads": 3})).message
+    assert "d_model=48" in message and "the script's has a 256 x 32 one" in message, message
+    message = run(FIX, make_train(params="blocks")).message
+    assert "not wte.weight, wpe.weight" in message, message
+
+
 @pytest.mark.parametrize(
     "answer",
-    [make_train(), train_fused_window_loader, train_accumulated, make_train(evaluate=True)],
-    ids=["reference", "fused_window_loader", "accumulated", "evaluated_under_no_grad"],
+    [
+        make_train(),
+        train_fused_window_loader,
+        train_accumulated,
+        make_train(evaluate=True),
+        train_zeroed_in_place_first,
+    ],
+    ids=[
+        "reference",
+        "fused_window_loader",
+        "accumulated",
+        "evaluated_under_no_grad",
+        "zeroed_in_place_first",
+    ],
 )
 def test_correct_fixes_pass(answer):
     result = run(FIX, answer)
@@ -442,6 +507,10 @@ FIX_HINTS = {
     "sgd": "SGD moves each weight by lr x gradient",
     "adam_l2": "Adam's weight_decay is added to the gradient",
     "lr": "Your AdamW's lr is 0.001; the script's is 0.003",
+    "carried": "the gradients are not cleared between steps",
+    "model": "Your optimizer trains a different model from the script's",
+    "part": "Your model is the script's (34,688 parameters), but your optimizer updates",
+    "repeated": "The windows your model trained on repeat",
 }
 
 FIX_MISTAKES = {
@@ -464,6 +533,17 @@ FIX_MISTAKES = {
     "never_steps": (make_train(step=False), "no_step"),
     "returns_none": (make_train(returns="none"), "returns"),
     "learning_rate_zero": (make_train(lr=0.0), "learning"),
+    # issue 30 (held2): gradients carried across steps, named from what .grad held when a
+    # step's backward began and what that step then used
+    "never_cleared": (make_train(clear="never"), "carried"),
+    "cleared_every_other_step": (make_train(clear="odd_steps"), "carried"),
+    # another model (shapes against build_model()'s), or part of the script's one trained
+    "three_layers": (make_train(model_fields={"n_layers": 3}), "model"),
+    "wider_model": (make_train(model_fields={"d_model": 48, "n_heads": 3}), "model"),
+    "optimizer_gets_the_blocks_only": (make_train(params="blocks"), "part"),
+    # the token batches of different steps compared
+    "same_seed_every_step": (make_train(seeds=(7,)), "repeated"),
+    "two_seeds_alternating": (make_train(seeds=(1, 2)), "repeated"),
 }
 
 

@@ -341,6 +341,15 @@ class _Probes(_SyncCounter):
         self.first: dict[int, list[torch.Tensor]] = {}
         self.first_grads: dict[int, list[torch.Tensor | None]] = {}
         self.after_first: dict[int, list[torch.Tensor]] = {}
+        self.model: torch.nn.Module | None = None  # the first gu.gpt GPT that trained
+        self.batch: list[torch.Tensor] = []  # the token ids of this step's forwards so far
+        self.batches: list[torch.Tensor] = []  # every optimizer step's token ids
+        # gradients, per step from the second on: what .grad held when that step's backward
+        # began, what its backward passes delivered, and what the optimizer step then used
+        self.held: dict[int, torch.Tensor | None] = {}
+        self.delivered: dict[int, torch.Tensor] = {}
+        self.used: list[list[tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor]]] = []
+        self.watched: list[torch.Tensor] = []
         self._pid = os.getpid()
         self._handles: list = []
         self._original = None
@@ -355,6 +364,8 @@ class _Probes(_SyncCounter):
         # tokens once; a checkpointed block's (or model's) forward runs again during backward.
         # Forwards without grad (an evaluation under torch.no_grad()) train nothing: not counted.
         vocab = isinstance(module, torch.nn.Embedding) and module.num_embeddings == VOCAB
+        if isinstance(module, gpt.GPT) and self.model is None and torch.is_grad_enabled():
+            self.model = module
         if not (vocab or isinstance(module, gpt.Block)) or not torch.is_grad_enabled():
             return
         if _in_backward():
@@ -363,6 +374,7 @@ class _Probes(_SyncCounter):
             self.models += 1
             self.pending += args[0].numel()
             self.forwards.append(args[0].numel())
+            self.batch.append(args[0].detach().flatten().clone())
         elif not vocab:
             self.blocks += 1
 
@@ -371,12 +383,64 @@ class _Probes(_SyncCounter):
             self.dtypes[output.dtype] += 1
 
     def _before_step(self, optimizer, args, kwargs):
+        params = [p for g in optimizer.param_groups for p in g["params"]]
         if id(optimizer) not in self.first:  # the weights and gradients of the first update
-            params = [p for g in optimizer.param_groups for p in g["params"]]
             self.first[id(optimizer)] = [p.detach().clone() for p in params]
             self.first_grads[id(optimizer)] = [
                 None if p.grad is None else p.grad.detach().clone() for p in params
             ]
+        if self.watched:  # from the second step on: the gradients this step uses
+            self.used.append(
+                [
+                    (self.held.get(id(p)), self.delivered.get(id(p)), p.grad.detach().clone())
+                    for p in self.watched
+                    if p.grad is not None
+                ]
+            )
+        elif self.steps == 0:  # watch what each later backward delivers into .grad
+            self.watched = [p for p in params if p.requires_grad]
+            self._handles += [p.register_hook(self._delivered(p)) for p in self.watched]
+        self.held, self.delivered = {}, {}
+
+    def _delivered(self, param):
+        def hook(grad):
+            # a leaf's hook runs before its gradient is added into .grad
+            key = id(param)
+            if key not in self.delivered:
+                self.held[key] = None if param.grad is None else param.grad.detach().clone()
+                self.delivered[key] = grad.detach().clone()
+            else:
+                self.delivered[key] = self.delivered[key] + grad.detach()
+
+        return hook
+
+    def carried(self) -> tuple[int, float] | None:
+        """The first optimizer step (from 1) whose gradients were the sum of its own batch's
+        and those .grad still held from earlier steps, with how large the held part was
+        against the step's own (norms); None when no step's was."""
+        for index, params in enumerate(self.used, 2):
+            held = own = 0.0
+            summed = True
+            for before, delivered, used in params:
+                if before is None or delivered is None:
+                    continue
+                gap = float((used - (before + delivered)).norm())
+                summed &= gap <= 1e-4 * float(used.norm()) + 1e-12
+                held += float(before.norm()) ** 2
+                own += float(delivered.norm()) ** 2
+            if summed and held > 1e-6 * own and own > 0:
+                return index, math.sqrt(held / own)
+        return None
+
+    def repeated(self) -> list[tuple[int, int]]:
+        """(later step, earlier step) pairs, from 1, whose token batches are identical."""
+        pairs = []
+        for k, later in enumerate(self.batches):
+            for j, earlier in enumerate(self.batches[:k]):
+                if later.shape == earlier.shape and bool(torch.equal(later, earlier)):
+                    pairs.append((k + 1, j + 1))
+                    break
+        return pairs
 
     def changed(self) -> float:
         """The largest change of any weight since the first optimizer step."""
@@ -416,6 +480,8 @@ class _Probes(_SyncCounter):
                 p.detach().clone() for g in optimizer.param_groups for p in g["params"]
             ]
         self.steps += 1
+        self.batches.append(torch.cat(self.batch) if self.batch else torch.empty(0))
+        self.batch = []
         batch = cp.BATCH * cp.SEQ_LEN
         if self.pending >= batch and self.forwards and min(self.forwards) < batch:
             # a full batch gathered from forwards too small to keep a processor busy: one
@@ -456,6 +522,63 @@ class _Probes(_SyncCounter):
         if self._original is not None:
             training.SlowTokenizingDataset.__getitem__ = self._original
         return super().__exit__(*exc)
+
+
+@functools.cache
+def _script_model() -> tuple[int, tuple[tuple[int, ...], ...]]:
+    """The script's model: its parameter count and its parameter tensors' shapes (sorted)."""
+    return _size(cp.build_model().parameters())
+
+
+def _size(params) -> tuple[int, tuple[tuple[int, ...], ...]]:
+    unique = {id(p): p for p in params}.values()  # a tied weight counts once
+    return sum(p.numel() for p in unique), tuple(sorted(tuple(p.shape) for p in unique))
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return " x ".join(map(str, shape)) if shape else "scalar"
+
+
+def _model_problem(exercise_id: str, probes: _Probes) -> CheckResult | None:
+    """The failure when the parameters the optimizers update are not the script's model's:
+    another model (shapes compared with capstone_profile.build_model()'s) or part of it."""
+    count, shapes = _script_model()
+    params = [p for o in probes.optimizers.values() for g in o.param_groups for p in g["params"]]
+    got, got_shapes = _size(params)
+    if got_shapes == shapes:
+        return None
+    config = ", ".join(f"{k}={v}" for k, v in cp.MODEL.items())
+    model = probes.model
+    if model is not None and _size(model.parameters())[1] == shapes:
+        trained = {id(p) for p in params}
+        left = [n for n, p in model.named_parameters() if id(p) not in trained]
+        return failed(
+            exercise_id,
+            f"Your model is the script's ({count:,} parameters), but your optimizer updates "
+            f"{got:,} parameters in {len(got_shapes)} tensors"
+            + (f", not {', '.join(left[:3])}" if left else "")
+            + ".",
+            "give the optimizer all of the model's parameters, "
+            "`torch.optim.AdamW(model.parameters(), ...)`, as the script does.",
+        )
+    mine, theirs = collections.Counter(got_shapes), collections.Counter(shapes)
+    extra, missing = list((mine - theirs).elements()), list((theirs - mine).elements())
+    differ = []  # the largest tensor each model has and the other lacks
+    if extra:
+        differ.append(f"yours has a {_shape(max(extra, key=math.prod))} tensor")
+    if missing:
+        differ.append(f"the script's has a {_shape(max(missing, key=math.prod))} one")
+    seen = ""
+    if model is not None and isinstance(getattr(model, "config", None), gpt.GPTConfig):
+        seen = " (" + ", ".join(f"{k}={getattr(model.config, k)}" for k in cp.MODEL) + ")"
+    return failed(
+        exercise_id,
+        f"Your optimizer trains a different model from the script's: {got:,} parameters in "
+        f"{len(got_shapes)} tensors{seen}, where `capstone_profile.build_model()` has {count:,} "
+        f"in {len(shapes)} ({config}); of the shapes only one model has, {' and '.join(differ)}.",
+        "keep the script's model, `model = capstone_profile.build_model().to(device)`, and "
+        "change only how the script runs.",
+    )
 
 
 def _losses(value) -> list[float] | None:
@@ -515,6 +638,8 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
             "return the losses as the script does: keep `loss.detach()` each step and "
             "`return torch.stack(losses).tolist()` after the loop.",
         )
+    if (problem := _model_problem(exercise_id, probes)) is not None:
+        return problem
     params = [p for o in probes.optimizers.values() for g in o.param_groups for p in g["params"]]
     cast = sorted({str(p.dtype).replace("torch.", "") for p in params} - {"float32"})
     if cast:
@@ -631,6 +756,34 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
             "learns.",
             "change only how the script runs, not what it computes: the same model, AdamW with "
             "lr=capstone_profile.LR, backward and step every step.",
+        )
+    carried = probes.carried()
+    if carried is not None:
+        step, size = carried
+        return failed(
+            exercise_id,
+            f"At optimizer step {step}, the gradients the step used were its own batch's plus "
+            f"what .grad still held from the steps before ({size:.2g} times as large as the "
+            "step's own): the gradients are not cleared between steps, so a step follows the "
+            "sum of its own batch's gradients and earlier batches'.",
+            "clear the gradients once per step, inside the loop: `optimizer.zero_grad()` "
+            "after `optimizer.step()` (or before the forward pass).",
+        )
+    repeats = probes.repeated()
+    if repeats:
+        later, earlier = repeats[0]
+        same = (
+            f"all {FIX_STEPS} optimizer steps trained on the same token batch"
+            if len(repeats) == FIX_STEPS - 1 and all(e == 1 for _, e in repeats)
+            else f"step {later} trained on exactly the tokens of step {earlier}"
+        )
+        return failed(
+            exercise_id,
+            f"The windows your model trained on repeat: {same}, so it sees the same windows "
+            "again instead of new text.",
+            "draw a new batch every step from one generator seeded once, before the loop "
+            "(re-creating or re-seeding it inside the loop, or reusing one batch, repeats the "
+            "windows).",
         )
     wrong_update = probes.update_error()
     if wrong_update is not None:
