@@ -104,10 +104,11 @@ def memory_answer(mistake: str = ""):
     return predict
 
 
-def memory_by_hand(layout):
+def memory_by_hand(layout, mistake: str = ""):
     """Written out from the papers' formulas: 2 + 2 + 12 bytes per parameter sharded by stage,
     s b h / t (32 + 4a/h) bytes per layer (flash, no dropout, sequence parallel), 2 s b h / t
-    with full recompute, in-flight chunks from gu.pipeline's own schedule."""
+    with full recompute, in-flight chunks from gu.pipeline's own schedule; or with a mistake in
+    the micro-batches or chunks in flight (:func:`memory_by_hand_mistake`)."""
     dp, tp, pp, v = layout["dp"], layout["tp"], layout["pp"], layout["interleave"]
     b, zero = layout["micro_batch_size"], layout["zero_stage"]
     psi = LLAMA.params / (tp * pp)
@@ -117,14 +118,27 @@ def memory_by_hand(layout):
     sbh = s * b * h
     full = layout["recompute"] == "full"
     per_layer = 2 * sbh / tp if full else sbh / tp * (32 + 4 * a / h)
-    m = SEQUENCES // (dp * b)
+    m = SEQUENCES // (dp if mistake == "m_without_b" else dp * b)
     if pp == 1:
         layers_held = LLAMA.layers
     else:
-        schedule = gu.pipeline.one_f_one_b(pp, m) if v == 1 else gu.pipeline.interleaved(pp, m, v)
-        layers_held = gu.pipeline.in_flight(schedule)[0] * LLAMA.layers / (pp * v)
+        # schedules long enough that the warm-up never runs out of micro-batches
+        plenty = max(m, 2 * pp)
+        one_f_one_b = plenty if mistake == "no_min_1f1b" else m
+        interleaved = plenty if mistake == "no_min_interleaved" else m
+        schedule = (
+            gu.pipeline.one_f_one_b(pp, one_f_one_b)
+            if v == 1
+            else gu.pipeline.interleaved(pp, interleaved, v)
+        )
+        chunk = LLAMA.layers / pp if mistake == "chunk_as_stage" else LLAMA.layers / (pp * v)
+        layers_held = gu.pipeline.in_flight(schedule)[0] * chunk
     extra = 48 * h * h / tp if zero == 3 else 0
     return (states + per_layer * layers_held + extra) / 1024**3
+
+
+def memory_by_hand_mistake(mistake: str):
+    return lambda layout: memory_by_hand(layout, mistake)
 
 
 def memory_with_a_table(layout):
@@ -169,6 +183,10 @@ def step_answer(mistake: str = "", latency: bool = False):
         b, zero, recompute = layout["micro_batch_size"], layout["zero_stage"], layout["recompute"]
         h100 = gu.specs.get(GPU)
         m = SEQUENCES // (dp * b)
+        if mistake == "m_tokens":
+            m = 2**21 // (dp * b)
+        if mistake == "m_without_b":
+            m = SEQUENCES // dp
         shape = dict(layers=LLAMA.layers, d_model=LLAMA.hidden, seq_len=LLAMA.seq_len)
         counted = "none" if mistake == "no_recompute_flops" else recompute
         per_token = gu.flops.hardware_flops_per_token(
@@ -188,7 +206,11 @@ def step_answer(mistake: str = "", latency: bool = False):
         tp_time = passes * LLAMA.layers // pp * m * cost("all_reduce", act, tp, 8)
         if mistake == "tp_once_per_step":  # no cause of its own: what was observed
             tp_time /= m
+        if mistake == "one_micro":  # one micro-batch's compute and all-reduces
+            compute, tp_time = compute / m, tp_time / m
         steps = (m if mistake == "no_interleave" else v * m) + pp - 1
+        if mistake == "large_m_bubble":
+            steps = v * m
         bubble = (pp - 1) / steps
         pp_time = 0.0
         if pp > 1:
@@ -221,9 +243,10 @@ def step_answer(mistake: str = "", latency: bool = False):
     return predict
 
 
-def step_by_hand(layout):
+def step_by_hand(layout, mistake: str = ""):
     """Ring formulas written out: an all-reduce moves 2 (n-1)/n of the bytes through the slowest
-    link; 6N + 14 L h s FLOPs per token (8N + 18 L h s with full recompute)."""
+    link; 6N + 14 L h s FLOPs per token (8N + 18 L h s with full recompute); or with a mistake in
+    the micro-batches or the bubble (:func:`step_by_hand_mistake`)."""
     dp, tp, pp, v = (layout[k] for k in ("dp", "tp", "pp", "interleave"))
     b = layout["micro_batch_size"]
     nvlink, network = 450e9, 50e9  # gu.specs H100-SXM: per GPU and direction
@@ -231,17 +254,27 @@ def step_by_hand(layout):
     full = layout["recompute"] == "full"
     per_token = (8 * n_params + 18 * L * h * s) if full else (6 * n_params + 14 * L * h * s)
     compute = per_token * 2**21 / 256 / (0.5 * 989.4e12)
-    m = 256 // (dp * b)
+    m = {"m_tokens": 2**21 // dp // b, "m_without_b": 256 // dp}.get(mistake, 256 // (dp * b))
     act = 2 * s * b * h
     tp_one = 2 * (tp - 1) / tp * act / nvlink
     tp_time = (6 if full else 4) * (L // pp) * m * tp_one
+    if mistake == "one_micro":  # the FLOPs and all-reduces of one micro-batch of b sequences
+        compute = per_token * s * b / (tp * pp) / (0.5 * 989.4e12)
+        tp_time = (6 if full else 4) * (L // pp) * tp_one
     pp_time = 0.0 if pp == 1 else (v * m + pp - 2) * 2 * act / tp / network
     psi = 2 * n_params / (tp * pp)
     nics = max(1, min(dp, 8 // (tp * pp)))
     one_pass = (dp - 1) / dp * psi / (nics * network)
     dp_time = (m + 1) * one_pass if layout["zero_stage"] == 2 else 2 * one_pass
     bubble = (pp - 1) / (v * m + pp - 1)
-    return (compute + tp_time) / (1 - bubble) + pp_time + dp_time
+    busy = compute + tp_time
+    if mistake == "large_m_bubble":  # the idle share of the step as (p - 1)/(v m)
+        return busy * v * m / (v * m - (pp - 1)) + pp_time + dp_time
+    return busy / (1 - bubble) + pp_time + dp_time
+
+
+def step_by_hand_mistake(mistake: str):
+    return lambda layout: step_by_hand(layout, mistake)
 
 
 def test_the_by_hand_peak_is_gu_specs():
@@ -278,19 +311,30 @@ def test_the_terms_are_the_planners_figures():
         assert step_answer()(layout) == pytest.approx(C.step_terms(layout, latency=False)[C.WHOLE])
 
 
+def _key(layout: dict) -> tuple:
+    return tuple(sorted(layout.items()))
+
+
 def test_every_relation_with_a_cause_has_a_hint_and_is_told_apart():
     """An answer made as each named relation says, on the panel and probes, is diagnosed as
     that relation and no other."""
     for figure in (C.MEMORY, C.STEP):
+        layouts = [*figure.panel, *(lay for _, _, probe in figure.probes for lay in probe)]
+        facts = {_key(lay): figure.facts(lay) for lay in layouts}
         for relation in figure.relations:
             if relation.factor is None:
                 continue
             assert relation.variant in figure.hints or not relation.variant
 
-            def answer(layout, relation=relation, figure=figure):
-                q, terms = figure.facts(layout)
+            # the figures computed beforehand: the answer itself calls no planner, so the
+            # checker runs it on the probes too
+            made = {}
+            for key, (q, terms) in facts.items():
                 shift = 0 if relation.added else 1  # an added term: the planner counts it 0 times
-                return terms[C.WHOLE] + (relation.factor(q) - shift) * terms[relation.term]
+                made[key] = terms[C.WHOLE] + (relation.factor(q) - shift) * terms[relation.term]
+
+            def answer(layout, made=made):
+                return made[_key(layout)]
 
             values = [answer(layout) for layout in figure.panel]
             evidence = C.gather_evidence(figure, list(figure.panel), values, answer)
@@ -381,6 +425,32 @@ def test_memory_mistakes_fail_with_their_own_hint(mistake):
     mistake = names.get(mistake, mistake)
     assert "yours" in result.message and "the planner's" in result.message
     only_hint(result.message, C.MEMORY_HINTS, mistake)
+
+
+@pytest.mark.parametrize(
+    "mistake", ["m_without_b", "no_min_1f1b", "no_min_interleaved", "chunk_as_stage"]
+)
+def test_memory_in_flight_mistakes_by_hand_fail_with_their_own_hint(mistake):
+    """The micro-batches (chunks) in flight from gu.pipeline's schedules, with m counted without
+    b, a schedule given more micro-batches than the rank has (1F1B's or the interleaved one's:
+    no min() with m), or each interleaved chunk taken as a whole stage: each is told apart by
+    the layouts where it alone is wrong (1F1B with m < p; interleaved with m = p and b > 1;
+    interleaved with m = p and b = 1)."""
+    result = run("planner_memory_prediction", memory_by_hand_mistake(mistake))
+    assert not result.passed
+    only_hint(result.message, C.MEMORY_HINTS, mistake)
+
+
+def test_in_flight_mistakes_the_panel_alone_cannot_tell_apart_are_both_named():
+    """On the panel alone (an answer that cannot run the probes) m = 256 / dp and no min() with m
+    give the same figures (b m = t p >= p on 256 GPUs): both causes are named."""
+    answer = memory_by_hand_mistake("m_without_b")
+    values = [answer(layout) for layout in C.MEMORY_PANEL]
+    evidence = C.gather_evidence(C.MEMORY, list(C.MEMORY_PANEL), values)
+    hint = C.hint_from(C.MEMORY, evidence)
+    assert hint.count("either") == 1, hint
+    for name in ("m_without_b", "no_min"):
+        assert C.MEMORY_HINTS[name].rstrip(".") in hint, hint
 
 
 def test_memory_in_bytes_is_told_to_return_gib():
@@ -486,11 +556,24 @@ def test_step_correct_answers_pass(answer):
         "dp_whole_model",
         "dp_not_tp",
         "dp_not_pp",
+        "large_m_bubble",
+        "one_micro",
+        "m_tokens",
+        "m_without_b",
     ],
 )
 @pytest.mark.parametrize("latency", [True, False], ids=["latency", "bandwidth"])
 def test_step_mistakes_fail_with_their_own_hint(mistake, latency):
     result = run("planner_step_time", step_answer(mistake, latency=latency))
+    assert not result.passed
+    only_hint(result.message, C.STEP_HINTS, mistake)
+
+
+@pytest.mark.parametrize("mistake", ["large_m_bubble", "one_micro", "m_tokens", "m_without_b"])
+def test_step_micro_batch_mistakes_by_hand_fail_with_their_own_hint(mistake):
+    """The ring formulas written out, with the bubble's share taken as (p - 1)/(v m), one
+    micro-batch timed as the step, m counted in tokens or without b."""
+    result = run("planner_step_time", step_by_hand_mistake(mistake))
     assert not result.passed
     only_hint(result.message, C.STEP_HINTS, mistake)
 
@@ -839,9 +922,38 @@ def test_a_unit_on_top_of_a_mistake_names_both():
     assert C.MEMORY_HINTS["no_zero"] in result.message
 
 
+def test_an_answer_off_on_one_layout_alone_is_not_told_it_is_off_everywhere():
+    """Wrong on one panel layout only, and responding as the planner's to every probe: no
+    relation explains it and the hint does not claim a term off on every layout."""
+
+    def one_layout_off(layout):
+        extra = 30.0 if (layout["tp"], layout["micro_batch_size"]) == (2, 4) else 0.0
+        return memory_answer()(layout) + extra
+
+    result = run("planner_memory_prediction", one_layout_off)
+    assert not result.passed and "DP 16 x TP 2 x PP 8" in result.message
+    assert "right on some layouts" in result.message, result.message
+    assert "off on every layout" not in result.message
+
+
+def test_a_helper_an_answer_patches_does_not_reach_the_facts_later_checks_reuse(monkeypatch):
+    """The planner's terms of the panel and probes are computed once, before an answer runs: an
+    answer that replaces a gu helper while it runs cannot leave wrong terms to later checks."""
+    C._FACTS.clear()
+
+    def patches(layout):
+        monkeypatch.setattr(gu.memory, "activation_bytes_per_layer", lambda *a, **k: 0.0)
+        return 1.0
+
+    assert not run("planner_memory_prediction", patches).passed
+    monkeypatch.undo()  # as the checker's worker puts gu's modules back after a check
+    assert run("planner_memory_prediction", memory_answer()).passed
+
+
 def test_a_constant_answer_is_told_it_does_not_respond():
     result = run("planner_memory_prediction", lambda layout: 40.0)
-    assert not result.passed and "yours are 40 GiB on all 25 layouts tried" in result.message
+    tried = len(C.MEMORY_PANEL) + sum(len(probe) for _, _, probe in C.MEMORY_PROBES)
+    assert not result.passed and f"yours are 40 GiB on all {tried} layouts tried" in result.message
     assert "does not compute from the layout" in result.message
     assert not any(text in result.message for text in C.MEMORY_HINTS.values())
 

@@ -41,7 +41,7 @@ import numbers
 import statistics
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import collectives, flops, memory, parallelism, specs
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
@@ -463,14 +463,15 @@ OFF_GRID = _layout(8, 4, 8, 1, v=5)
 COPIED_TOL = 1e-9
 
 
-#: Layouts the memory prediction is checked on: 1F1B with m >= p and m < p, interleaved,
+#: Layouts the memory prediction is checked on: 1F1B with m >= p and m < p, interleaved with
+#: m >= p and m = p (where only v m chunks exist, fewer than the warm-up's v p + p - 1),
 #: ZeRO-0/1/2/3, recompute none/selective/full, t = 2, 4, 8.
 MEMORY_PANEL = (
     _layout(8, 4, 8, 1),
     _layout(8, 8, 4, 1, recompute="selective", v=4),
     _layout(32, 8, 1, 2, b=2, recompute="full"),
     _layout(64, 4, 1, 3, recompute="full"),
-    _layout(4, 8, 8, 0),
+    _layout(4, 8, 8, 0, b=8, v=2),
     _layout(16, 2, 8, 1, b=4, recompute="full"),
     OFF_GRID,
 )
@@ -566,6 +567,7 @@ def quantities(layout: dict) -> dict[str, float]:
         "b": b,
         "zero": layout["zero_stage"] if dp > 1 else 0,
         "in_flight": in_flight,
+        "v": v,
         "bubble": beta,
         "passes": 6 if recompute == "full" else 4,
         "no_recompute": per_layer(recompute="none") / per_layer(),
@@ -582,6 +584,17 @@ def quantities(layout: dict) -> dict[str, float]:
         ),
         # the micro-batches' worth in flight without the min() with v m (1F1B: p)
         "no_min": (pp if v == 1 else (v * pp + pp - 1) / v) / in_flight if pp > 1 else 1.0,
+        # the same on 1F1B layouts alone: p micro-batches (interleaved ones right)
+        "no_min_1f1b": pp / in_flight if pp > 1 and v == 1 else 1.0,
+        # the same on interleaved layouts alone (1F1B's min(p, m) kept): v p + p - 1 chunks
+        "no_min_interleaved": (v * pp + pp - 1) / v / in_flight if pp > 1 and v > 1 else 1.0,
+        # the micro-batches in flight with m = 256 / dp, b times the planner's (the micro-batch
+        # size left out of m): on 256 GPUs b m = tp x pp >= p, so this min() with m never binds
+        # where b > 1: the figures of no min() at all, except on interleaved layouts with m = p
+        # and b = 1 (so tp = 1), where they are right
+        "m_without_b": (
+            parallelism.in_flight_chunks(pp, b * m, v) / v / in_flight if pp > 1 else 1.0
+        ),
         # interleaved layouts counted as 1F1B's min(p, m)
         "as_1f1b": min(pp, m) / in_flight if pp > 1 else 1.0,
         "forward_share": forward / hw,
@@ -591,6 +604,11 @@ def quantities(layout: dict) -> dict[str, float]:
         / hw,
         "recompute_flops": hw_none / hw,
         "params_only": (8 if recompute == "full" else 6) * mod.params / hw,
+        # the bubble's seconds with its share of the step taken as (p - 1)/(v m), the large-m
+        # approximation (its ratio to the busy time), over the planner's: (p - 1)/(v m + p - 1)
+        "large_m_bubble": (
+            1.0 if pp == 1 else (v * m) / (v * m - pp + 1) if v * m > pp - 1 else math.inf
+        ),
         # the bubble's seconds without interleaving over the planner's: (p - 1)/(m + p - 1)
         "no_interleave": (plain / (1 - plain)) / (beta / (1 - beta)) if beta > 0 else 1.0,
         "dp_packed": (
@@ -609,6 +627,10 @@ SCORES_EAGER = "s x s attention scores without selective recomputation"
 #: Not in the planner's step: what counting m = 256 / b micro-batches per rank (the whole
 #: batch's, dp times too many) adds to it, seconds (Relation.added).
 M_WHOLE_BATCH = "the change with m counted over the whole batch"
+#: The same for m counted in tokens, 2**21 / (dp x b): s = 8,192 times too many.
+M_TOKENS = "the change with m counted in tokens"
+#: The same for m = 256 / dp, the micro-batch size left out: b times too many.
+M_WITHOUT_B = "the change with m counted without the micro-batch size"
 
 
 def memory_terms(layout: dict) -> dict[str, float]:
@@ -647,17 +669,19 @@ def step_terms(layout: dict, latency: bool = True) -> dict[str, float]:
     (``gu.collectives.estimate_time``)."""
     x = evaluate(layout, latency=latency)
     part, keep = x.step_parts, 1 / (1 - x.bubble)
-    # the same layout with dp times the batch and dp times the MFU: the same compute per GPU,
-    # dp times the micro-batches per rank
-    dp = layout["dp"]
-    whole_batch = parallelism.evaluate(
-        model(),
-        cluster(),
-        JOB["global_batch_tokens"] * dp,
-        **layout,
-        **{**framework(layout), "mfu": 0.5 * dp},
-        latency=latency,
-    ).step_time
+
+    def m_times(k: int) -> float:
+        """The step of the same layout with k times the batch and k times the MFU: the same
+        compute per GPU, k times the micro-batches per rank."""
+        return parallelism.evaluate(
+            model(),
+            cluster(),
+            JOB["global_batch_tokens"] * k,
+            **layout,
+            **{**framework(layout), "mfu": 0.5 * k},
+            latency=latency,
+        ).step_time
+
     c, t = part["compute"] * keep, part["tensor-parallel"] * keep
     return {
         WHOLE: x.step_time,
@@ -668,7 +692,9 @@ def step_terms(layout: dict, latency: bool = True) -> dict[str, float]:
         "pipeline sends": part["pipeline"],
         "data-parallel traffic": part["data-parallel"],
         "communication": t + part["pipeline"] + part["data-parallel"],
-        M_WHOLE_BATCH: whole_batch - x.step_time,
+        M_WHOLE_BATCH: m_times(layout["dp"]) - x.step_time,
+        M_TOKENS: m_times(model().seq_len) - x.step_time,
+        M_WITHOUT_B: m_times(layout["micro_batch_size"]) - x.step_time,
     }
 
 
@@ -772,8 +798,27 @@ class Evidence:
         near = 2 * best.distance + 0.001 * len(self.layouts)
         close = [f for f in self.fits if f.distance <= near]
         if len({f.relation.term for f in close}) == 1:  # one term: its most specific relation
-            return next((f for f in close if f.variant), best)
+            return self._with_twins(next((f for f in close if f.variant), best), close)
         return best if len({f.variant or f.relation.term for f in close}) == 1 else None
+
+    def _with_twins(self, fit: Fit, close: list[Fit]) -> Fit:
+        """``fit``, naming too the causes of the fits that give the very same figures on every
+        layout tried (the evidence cannot tell them apart: a probe the answer could not run,
+        say), joined by "+" as :func:`hint_text` reads them."""
+        if not fit.variant:
+            return fit
+        twins = [
+            f.variant
+            for f in close
+            if f.variant
+            and f.variant != fit.variant
+            and math.isclose(f.distance, fit.distance, rel_tol=1e-9, abs_tol=1e-12)
+            and math.isclose(f.effect, fit.effect, rel_tol=1e-9, abs_tol=1e-12)
+        ]
+        if not twins:
+            return fit
+        names = dict.fromkeys(n for v in (fit.variant, *twins) for n in v.split("+"))
+        return replace(fit, variant="+".join(names))
 
 
 def _known_cause(known: dict, term: str, factor: float) -> tuple[str, float] | None:
@@ -837,6 +882,11 @@ def _contribution_fit(
     return Fit(relation, constant, distance, variant, effect)
 
 
+#: (terms, layout items) -> (quantities, terms) of the panels' and probes' layouts, the same
+#: for every check (read, never changed): :meth:`Figure.remember_facts`.
+_FACTS: dict[tuple, tuple[dict, dict]] = {}
+
+
 @dataclass(frozen=True)
 class Figure:
     """What one prediction exercise compares: its terms, relations, known constants, probes,
@@ -868,8 +918,22 @@ class Figure:
         return self.tol / 2
 
     def facts(self, layout: dict, terms: Callable[[dict], dict] | None = None):
-        """(quantities, terms) of ``layout``, the terms from ``terms`` or the planner's own."""
-        return quantities(layout), (terms or self.terms)(layout)
+        """(quantities, terms) of ``layout``, the terms from ``terms`` or the planner's own
+        (computed once per layout: the panel and probes are the same for every check)."""
+        terms = terms or self.terms
+        key = (terms, tuple(sorted(layout.items())))
+        if key in _FACTS:
+            return _FACTS[key]
+        return quantities(layout), terms(layout)
+
+    def remember_facts(self) -> None:
+        """Compute the facts of the panel and probes once for every check, before the first
+        learner's function runs (so no answer's patch of a helper can reach them)."""
+        for layout in (*self.panel, *(lay for _, _, probe in self.probes for lay in probe)):
+            for terms in (self.terms, *self.other_terms):
+                key = (terms, tuple(sorted(layout.items())))
+                if key not in _FACTS:
+                    _FACTS[key] = quantities(layout), terms(layout)
 
     def single_layout_relations(self) -> list[Relation]:
         """The relations that say something on one layout alone: those with a factor of their
@@ -900,7 +964,7 @@ def gather_evidence(figure: Figure, layouts: list[dict], yours: list[float], ans
         kept = [(v, lay, g) for v, lay, g in zip(values, probe, got, strict=True) if g]
         if len(kept) < 2 or any(g <= 0 for _, _, g in kept):
             continue
-        planner = tuple(figure.terms(lay)[WHOLE] for _, lay, _ in kept)
+        planner = tuple(figure.facts(lay)[1][WHOLE] for _, lay, _ in kept)
         response = Response(
             setting, tuple(v for v, _, _ in kept), tuple(g for _, _, g in kept), planner
         )
@@ -1110,9 +1174,15 @@ def hint_from(figure: Figure, evidence: Evidence) -> str:
             text += f" (yours respond as the planner's to {', '.join(evidence.matched)})"
         return text + "."
     ratios = [y / p for y, p in zip(evidence.yours, evidence.planner, strict=True)]
-    return (
+    seen = (
         f"yours respond to each setting as the planner's do, but are {min(ratios):.3g} to "
-        f"{max(ratios):.3g} times them: a term that is off on every layout. {figure.generic}"
+        f"{max(ratios):.3g} times them"
+    )
+    if all(not _close(r, 1.0, figure.tol) for r in ratios):
+        return f"{seen}: a term that is off on every layout. {figure.generic}"
+    return (  # right on some layouts, off on others
+        f"{seen}, right on some layouts: compare each of your terms with the planner's on the "
+        f"layouts listed above. {figure.generic}"
     )
 
 
@@ -1290,6 +1360,31 @@ MEMORY_RELATIONS = (
     ),
     Relation(
         "activations",
+        "counted as p micro-batches in flight on 1F1B layouts, without the min() with m",
+        lambda q: q["no_min_1f1b"],
+        "no_min_1f1b",
+    ),
+    Relation(
+        "activations",
+        "counted as v p + p - 1 chunks in flight on interleaved layouts, without the min() "
+        "with v m",
+        lambda q: q["no_min_interleaved"],
+        "no_min_interleaved",
+    ),
+    Relation(
+        "activations",
+        "with the micro-batches in flight counted from m = 256 / dp (b times the planner's m)",
+        lambda q: q["m_without_b"],
+        "m_without_b",
+    ),
+    Relation(
+        "activations",
+        "x v (each chunk counted as a whole stage's L/p layers)",
+        lambda q: q["v"],
+        "chunk_as_stage",
+    ),
+    Relation(
+        "activations",
         "x (1F1B's min(p, m) over the interleaved chunks in flight)",
         lambda q: q["as_1f1b"],
         "as_1f1b",
@@ -1441,6 +1536,24 @@ MEMORY_HINTS = {
         "(interleaved): with fewer micro-batches than that, all m (v m chunks) are in flight, "
         "no more."
     ),
+    "no_min_1f1b": (
+        "1F1B's first stage holds min(p, m) micro-batches: with fewer micro-batches than stages "
+        "(m < p) only m of them exist, all in flight, not p."
+    ),
+    "chunk_as_stage": (
+        "an interleaved chunk holds L/(p v) layers, a v-th of a stage's L/p: the first stage "
+        "holds min(v m, v p + p - 1) chunks of L/(p v) layers each."
+    ),
+    "no_min_interleaved": (
+        "the interleaved first stage holds min(v m, v p + p - 1) chunks of L/(p v) layers: "
+        "v p + p - 1 is Megatron's warm-up when there are enough micro-batches, but with m = p "
+        "there are only v m chunks to run, and all of them are in flight, no more."
+    ),
+    "m_without_b": (
+        "the micro-batches per data-parallel rank are m = 256 / (dp x b), sequences / (dp x "
+        "micro_batch_size): counted as 256 / dp, m is b times too large, so the min() with m "
+        "that limits the micro-batches (chunks) in flight when they are few does not bind."
+    ),
     "as_1f1b": (
         "the interleaved schedule warms up further than 1F1B: the first stage holds "
         "min(v m, v p + p - 1) chunks of L/(p v) layers, not min(p, m) micro-batches "
@@ -1539,6 +1652,10 @@ MEMORY_SETTING_TERMS = {
         "flight, min(p, m), and the dp that ZeRO shards over"
     ),
     "the interleave v": "the chunks in flight, min(v m, v p + p - 1) of L/(p v) layers each",
+    "the interleave v with m = p": (
+        "the chunks in flight, min(v m, v p + p - 1) of L/(p v) layers each: with m = p there "
+        "are only v m of them, fewer than the warm-up's v p + p - 1"
+    ),
     "parts": (
         "bf16 weights",
         "gradients",
@@ -1586,6 +1703,13 @@ MEMORY_PROBES = (
         (_layout(32, 4, 2, 1), _layout(16, 4, 4, 1), _layout(8, 4, 8, 1)),
     ),
     _probe("the interleave v", ("1", "2", "5"), tuple(_layout(8, 4, 8, 1, v=v) for v in (1, 2, 5))),
+    # m = p with b = 1 (so t = 1: b m = t p on 256 GPUs): the only layouts where the min() with
+    # v m binds while m = 256 / dp (b left out) is still right
+    _probe(
+        "the interleave v with m = p",
+        ("1", "2", "5"),
+        tuple(_layout(32, 1, 8, 1, v=v) for v in (1, 2, 5)),
+    ),
 )
 
 MEMORY = Figure(
@@ -1693,6 +1817,32 @@ STEP_RELATIONS = (
         "m_whole_batch",
         added=True,
     ),
+    Relation(
+        M_TOKENS,
+        "as with m = 2**21 / (dp x b) micro-batches per rank, counted in tokens",
+        lambda q: 1.0,
+        "m_tokens",
+        added=True,
+    ),
+    Relation(
+        M_WITHOUT_B,
+        "as with m = 256 / dp micro-batches per rank, b times the planner's",
+        lambda q: 1.0,
+        "m_without_b",
+        added=True,
+    ),
+    Relation(
+        "busy time (compute and all-reduces)",
+        "/ m (one micro-batch's)",
+        lambda q: 1 / q["m"],
+        "one_micro",
+    ),
+    Relation(
+        "bubble",
+        "taken with (p - 1)/(v m) as its share of the step (the large-m approximation)",
+        lambda q: q["large_m_bubble"],
+        "large_m_bubble",
+    ),
     Relation("bubble", "x (1 - bubble)", lambda q: 1 - q["bubble"], "bubble_times"),
     Relation("bubble", "as without interleaving", lambda q: q["no_interleave"], "no_interleave"),
 )
@@ -1762,6 +1912,29 @@ STEP_HINTS = {
         "over the whole batch, 256 / b, it is dp times too large, which multiplies the "
         "tensor-parallel all-reduces, the pipeline sends (and ZeRO-2's reduce-scatters) by dp "
         "and shrinks the bubble (p - 1)/(v m + p - 1)."
+    ),
+    "m_tokens": (
+        "m counts micro-batches of b sequences, 256 / (dp x b): dividing the batch's 2**21 "
+        "tokens instead of its 256 sequences makes it s = 8,192 times too large, and with it "
+        "the tensor-parallel all-reduces and the pipeline sends (and ZeRO-2's reduce-scatters), "
+        "while the bubble (p - 1)/(v m + p - 1) all but vanishes."
+    ),
+    "m_without_b": (
+        "the micro-batches per data-parallel rank are m = 256 / (dp x b), sequences / (dp x "
+        "micro_batch_size): counted as 256 / dp, m is b times too large, which multiplies the "
+        "tensor-parallel all-reduces (each already of b sequences), the pipeline sends (and "
+        "ZeRO-2's reduce-scatters) by b and shrinks the bubble (p - 1)/(v m + p - 1)."
+    ),
+    "one_micro": (
+        "that is one micro-batch's time: a data-parallel rank runs m = 256 / (dp x b) "
+        "micro-batches a step, each with its compute and its 4 (6 with full recompute) "
+        "all-reduces per layer of the stage, so the busy time (and the bubble it makes) is m "
+        "times one micro-batch's."
+    ),
+    "large_m_bubble": (
+        "(p - 1)/(v m) is the bubble's ratio to the busy time (its share of the step when m is "
+        "large); its share of the step is (p - 1)/(v m + p - 1), so step = busy / (1 - "
+        "(p - 1)/(v m + p - 1)) = busy x (1 + (p - 1)/(v m)), not busy / (1 - (p - 1)/(v m))."
     ),
     "forward_only": (
         "that counts the forward pass only, 2N FLOPs per token: the backward pass costs twice "
@@ -1978,6 +2151,7 @@ def _panel_check(figure: Figure, answer) -> CheckResult:
     problem = _function_check(exercise_id, answer)
     if problem is not None:
         return problem
+    figure.remember_facts()  # before the answer runs
     values = []
     for layout in figure.panel:
         value, problem, called = _call(exercise_id, answer, (dict(layout),), allow_plan=False)
@@ -2001,7 +2175,7 @@ def _panel_check(figure: Figure, answer) -> CheckResult:
                 return _lookup_failed(exercise_id, layout, "it returned None")
             return _not_a_number(exercise_id, value, figure.what, unit)
         values.append(number)
-    right = [figure.terms(layout)[WHOLE] for layout in figure.panel]
+    right = [figure.facts(layout)[1][WHOLE] for layout in figure.panel]
     n = len(figure.panel)
     if figure.copied_tol and all(
         _close(got, r, figure.copied_tol) for got, r in zip(values, right, strict=True)

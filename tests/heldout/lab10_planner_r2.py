@@ -459,6 +459,7 @@ ANSWERS += [
         exercise_id=MEM,
         half="held2",
         correct=False,
+        hints=("p micro-batches in flight on 1F1B layouts", "only m of them exist"),
         cause=(
             "1F1B's first stage holds min(p, m) micro-batches: when a replica has fewer "
             "micro-batches than stages (m < p) only m of them exist, not p."
@@ -470,6 +471,7 @@ ANSWERS += [
         exercise_id=MEM,
         half="held2",
         correct=False,
+        hints=("activations x v", "L/(p v) layers, a v-th of a stage"),
         cause=(
             "An interleaved chunk holds L/(p v) layers, a v-th of a stage; it counts each of "
             "the v p + p - 1 chunks in flight as a whole stage's L/p layers, v times too many "

@@ -294,6 +294,7 @@ def predict_memory_gib(layout):
         exercise_id="planner_memory_prediction",
         half="held2",
         correct=False,
+        hints=("counted from m = 256 / dp", "m = 256 / (dp x b)"),
         cause=(
             "The micro-batches per rank are m = 256 / (dp x b): it takes m = 256 / dp, so with "
             "b > 1 and few micro-batches the first stage is counted as holding min(p, m) "
@@ -326,6 +327,7 @@ def predict_memory_gib(layout):
         exercise_id="planner_memory_prediction",
         half="held2",
         correct=False,
+        hints=("v p + p - 1 chunks in flight on interleaved layouts", "only v m chunks"),
         cause=(
             "The interleaved first stage holds min(v m, v p + p - 1) chunks: when m = p there "
             "are only v m chunks to run, but it always counts v p + p - 1 (23 instead of 20 "
@@ -624,6 +626,7 @@ def predict_step_seconds(layout):
         exercise_id="planner_step_time",
         half="held2",
         correct=False,
+        hints=("(p - 1)/(v m) as its share of the step", "the large-m approximation"),
         cause=(
             "It uses the bubble's large-m approximation (p - 1)/(v m) instead of "
             "(p - 1)/(v m + p - 1): with few micro-batches per stage (m close to p) the idle "
@@ -640,6 +643,7 @@ def predict_step_seconds(layout):
         exercise_id="planner_step_time",
         half="held2",
         correct=False,
+        hints=("m = 256 / dp micro-batches per rank", "b times too large"),
         cause=(
             "A data-parallel rank runs m = 256 / (dp x b) micro-batches; it takes m = 256 / dp, "
             "so with b > 1 it counts b times too many tensor-parallel all-reduces (each already "
@@ -656,6 +660,7 @@ def predict_step_seconds(layout):
         exercise_id="planner_step_time",
         half="held2",
         correct=False,
+        hints=("busy time (compute and all-reduces) / m", "one micro-batch's time"),
         cause=(
             "It times one micro-batch (s x b tokens of compute and its all-reduces) and never "
             "multiplies by the m micro-batches a data-parallel rank runs per step."
@@ -750,6 +755,7 @@ def predict_step_seconds(layout):
         exercise_id="planner_step_time",
         half="held2",
         correct=False,
+        hints=("counted in tokens", "s = 8,192 times too large"),
         cause=(
             "m counts micro-batches of b sequences, 256 / (dp x b); dividing the batch's "
             "2**21 tokens instead of its 256 sequences makes m 8192 times too large, and with "
