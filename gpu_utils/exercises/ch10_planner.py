@@ -1373,7 +1373,7 @@ MEMORY_RELATIONS = (
     ),
     Relation(
         "activations",
-        "with the micro-batches in flight counted from m = 256 / dp (b times the planner's m)",
+        "counted with the micro-batches in flight from m = 256 / dp (b times the planner's m)",
         lambda q: q["m_without_b"],
         "m_without_b",
     ),

@@ -294,7 +294,7 @@ def predict_memory_gib(layout):
         exercise_id="planner_memory_prediction",
         half="held2",
         correct=False,
-        hints=("counted from m = 256 / dp", "m = 256 / (dp x b)"),
+        hints=("micro-batches in flight from m = 256 / dp", "m = 256 / (dp x b)"),
         cause=(
             "The micro-batches per rank are m = 256 / (dp x b): it takes m = 256 / dp, so with "
             "b > 1 and few micro-batches the first stage is counted as holding min(p, m) "
