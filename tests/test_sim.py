@@ -438,14 +438,21 @@ def test_index_past_the_end_names_array_index_shape_thread_and_line():
     assert f"thread (36, 0, 0) of block (1, 0, 0), line {line}" in message
 
 
-def test_a_negative_index_is_out_of_bounds_where_numba_wraps_it():
-    a, out = np.arange(10.0), np.zeros(10)
-    reads_before_the_start[1, 16](a, out)  # numba's simulator: a[-1] silently reads a[9]
+def test_a_negative_index_wraps_once_as_in_numba():
+    """numba wraps a negative index, compiled (the compiler always adds the wraparound:
+    numba/numba#1533) and in its simulator (numpy): a[-1] reads a[9]; a[-11] is reported."""
+    a = np.arange(10.0)
+    (_, out) = both(reads_before_the_start, 1, 16, a, np.zeros(10))
     assert out[0] == 9.0
-    with pytest.raises(sim.IndexOutOfBounds, match=r"index -1 is out of bounds .*array `a`"):
-        sim.launch(reads_before_the_start, 1, 16, a, np.zeros(10))
-    with pytest.raises(sim.IndexOutOfBounds, match="thread \\(0, 0, 0\\)"):
-        sim.launch(reads_before_the_start, 1, 16, a, np.zeros(10))
+    with pytest.raises(sim.IndexOutOfBounds, match=r"index -11 is out of bounds .*array `a`"):
+        sim.launch(reads_far_before_the_start, 1, 16, a, np.zeros(10))
+
+
+@cuda.jit
+def reads_far_before_the_start(a, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a[i - 11]
 
 
 @cuda.jit
@@ -457,14 +464,17 @@ def negative_from_a_loop_and_a_coordinate(a, out, which):
             out[t] = a[k]
     if which[0] == 1:
         out[t] = a[left]
+    if which[0] == 2:
+        out[t] = a[left - 4]
 
 
 def test_an_index_that_can_be_negative_is_still_checked():
     # thread coordinates and non-negative range loops skip the check; these cannot
     a, out = np.arange(4.0), np.zeros(4)
-    for which in (0, 1):  # a[k] with k from range(-1, 2), a[left] with left = t - 1
-        with pytest.raises(sim.IndexOutOfBounds, match=r"index -1 .*negative"):
-            sim.launch(negative_from_a_loop_and_a_coordinate, 1, 4, a, out, np.array([which]))
+    for which in (0, 1):  # a[k] with k from range(-1, 2), a[left] with left = t - 1: wrap
+        both(negative_from_a_loop_and_a_coordinate, 1, 4, a, out, np.array([which]))
+    with pytest.raises(sim.IndexOutOfBounds, match=r"index -5 .*before the start"):
+        sim.launch(negative_from_a_loop_and_a_coordinate, 1, 4, a, out, np.array([2]))
 
 
 def test_shared_array_overrun_on_the_second_axis():
@@ -622,17 +632,18 @@ from numba import cuda
 def k(a, out):
     i = cuda.grid(1)
     if i < out.size:
-        out[i] = a[i - 1]
+        out[i] = a[i - 9]  # -9: before the start of 8 elements, even wrapped
 
 try:
     k[1, 8](np.arange(8.0), np.zeros(8))
-    print("wrapped")
 except IndexError as error:
-    print("course engine:", type(error).__name__)
+    print("raised:", type(error).__name__)
 """
 
 
-@pytest.mark.parametrize(("value", "expected"), [("course", "IndexOutOfBounds"), ("", "wrapped")])
+@pytest.mark.parametrize(
+    ("value", "expected"), [("course", "raised: IndexOutOfBounds"), ("", "raised: IndexError")]
+)
 def test_gpu_course_sim_routes_kernel_launches(value, expected, tmp_path):
     script = tmp_path / "probe.py"
     script.write_text(_PROBE)

@@ -235,6 +235,13 @@ def _global_ids(location, blockdim) -> set[int]:
     return {b[axis] * int(dims[axis]) + t[axis] for axis in range(3)}
 
 
+def _is_course_cuda(value) -> bool:
+    """True for the ``cuda`` module a kernel sees in the course's simulator."""
+    from ..sim.device import Module
+
+    return isinstance(value, Module)
+
+
 def _warp_error() -> type:
     from ..warp import WarpError
 
@@ -312,9 +319,12 @@ def explain(error: BaseException, function, blockdim=None) -> KernelError:
     if isinstance(error, (NameError, AttributeError)):
         attribute = _NO_ATTRIBUTE.search(raw)
         undefined = _NOT_DEFINED.search(raw)
-        if attribute and "FakeCUDAModule" in attribute.group(1):
-            name = f"cuda.{attribute.group(2)}"
-            close = _close_cuda_name(attribute.group(2))
+        missing = attribute.group(2) if attribute and "FakeCUDAModule" in attribute.group(1) else ""
+        if not missing and _is_course_cuda(getattr(error, "obj", None)):
+            missing = getattr(error, "name", None) or ""  # the course simulator's cuda module
+        if missing:
+            name = f"cuda.{missing}"
+            close = _close_cuda_name(missing)
             text = f"`{name}` does not exist ({exc_type}) at {where or 'one line'}.{close}"
         elif undefined:
             name = undefined.group(1)

@@ -159,8 +159,28 @@ def launch(kernel, case: Case, args: Sequence[np.ndarray]) -> KernelError | None
             raise NotAttempted from error
         return explain(error, python_function(kernel), case.blockdim)
     except Exception as error:
-        return explain(error, python_function(kernel), case.blockdim)
+        explained = explain(error, python_function(kernel), case.blockdim)
+        if _divergent_barrier(error) and isinstance(getattr(error, "line", None), int):
+            # the course's simulator stops where numba's runs on (gu.trace then finds it):
+            # the same account as a traced divergent barrier
+            return KernelError(
+                "barrier",
+                _divergent_text([error.line]),
+                DIVERGENT_BARRIER_HINT,
+                exc_type=explained.exc_type,
+                line=error.line,
+                source=explained.source,
+            )
+        return explained
     return None
+
+
+def _divergent_barrier(error: BaseException) -> bool:
+    """A cuda.syncthreads() not every thread of the block reaches, as the course's simulator
+    reports it (a warp intrinsic's hang is a warp error instead)."""
+    from ..sim import BarrierDivergence, WarpError
+
+    return isinstance(error, BarrierDivergence) and not isinstance(error, WarpError)
 
 
 def _not_handled(error: NotImplementedError) -> bool:

@@ -576,12 +576,6 @@ def _stencil_error_hint(case: Case, error: str) -> str:
     (x,) = case.inputs
     thread = _failing_thread(error, THREADS_1D)
     bounds = _out_of_bounds(error)
-    if thread == 0 and bounds and bounds[0] == -1:  # the course's simulator: no wrap-around
-        return (
-            "out[0] used x[-1]: on a GPU a negative index reads memory before the array (in "
-            "NumPy it is the last element of x), not a missing neighbour. Read x[i - 1] only "
-            "when i > 0, and use 0 otherwise."
-        )
     if thread is not None and thread < x.size and bounds and bounds[0] == x.size:
         return (
             f"thread {thread} (the last element) read its right neighbour x[{x.size}], past the "

@@ -278,4 +278,4 @@ class Module:
                 f"cuda.{name}() is called from a plain Python function, which the course's "
                 "simulator runs as it is: make it a @cuda.jit(device=True) function"
             )
-        raise AttributeError(f"module 'numba.cuda' has no attribute '{name}'")
+        raise AttributeError(f"module 'numba.cuda' has no attribute '{name}'", name=name, obj=self)

@@ -397,6 +397,10 @@ class Launch:
             ).with_traceback(traceback) from error
         with contextlib.suppress(AttributeError, TypeError):  # for the checkers: no parsing
             new.thread, new.block, new.line, new.cause = thread, block, line, str(error)
+            if isinstance(error, (AttributeError, NameError)):  # the missing name, its owner
+                new.name = error.name
+                if isinstance(error, AttributeError):
+                    new.obj = error.obj
         raise new.with_traceback(traceback) from None
 
     def _run_plain(self) -> None:
@@ -477,7 +481,8 @@ class Launch:
             raise BarrierDivergence(
                 f"{_where(block, tids[i1])} waits at the cuda.syncthreads() on {_site(s1)} while "
                 f"{_where(block, tids[i2])} waits at the one on {_site(s2)}: every thread of the "
-                "block must reach the same barriers, the same number of times"
+                "block must reach the same barriers, the same number of times",
+                **self.located(i1, SITES[s1][1], None),
             )
         site = next(iter(sites))
         if exits:
@@ -491,7 +496,8 @@ class Launch:
                         f"on {_site(site)}, which {_where(block, tids[i])} never reached: it "
                         f"skipped the barrier and left the kernel {left}. Every thread of the "
                         "block must reach each cuda.syncthreads(): move it out of the `if` (or "
-                        "loop) that not all threads take"
+                        "loop) that not all threads take",
+                        **self.located(first_waiter, SITES[site][1], None),
                     )
         kind = next(iter(waiting.values()))[0]
         result = None

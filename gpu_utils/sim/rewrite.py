@@ -10,7 +10,8 @@ from their source and compiled again, with three changes:
   becomes ``yield from``; a function that reaches none stays a plain function;
 * every index ``a[i]`` / ``a[i, j]`` checks its components: a Python ``int`` inside the bounds
   takes an inline fast path, anything else goes through :func:`check_index`, which reports an
-  index outside the array, negative ones included (a GPU does not wrap ``a[-1]``);
+  index outside the array; a negative one wraps once, as numba does on a GPU and in its
+  simulator (``a[-1]`` is the last element; ``a[-n - 1]`` is reported);
 * ``cuda.shared.array(...)`` gets the identity of its call site, so two arrays declared on one
   line stay two arrays.
 
@@ -125,10 +126,13 @@ def check_index(array, index, axis, name):
         shape = array.shape
         if axis >= len(shape):
             return index  # too many indices: numpy says so
-        if 0 <= index < shape[axis]:
-            return index
         size = shape[axis]
-        negative = "; a negative index is out of bounds on a GPU too" if index < 0 else ""
+        if -size <= index < size:
+            # numba wraps a negative index once, compiled for a GPU as in its simulator (the
+            # compiler always adds the wraparound: numba/numba#1533), so a[-1] is the last element
+            return index
+        negative = "; a negative index wraps once in Numba, this one reaches before the start"
+        negative = negative if index < 0 else ""
         raise IndexOutOfBounds(
             f"index {int(index)} is out of bounds for axis {axis} with size {size} "
             f"(array `{name}` of shape {tuple(shape)}{negative})",
