@@ -19,8 +19,8 @@ simulator's math, bit and fp16 functions, numpy and device arrays. Where a GPU w
 undefined it raises with the thread, the line and the cause: a barrier not every thread reaches
 (:class:`BarrierDivergence`), a warp intrinsic whose lanes never all arrive
 (:class:`WarpDivergence`) or that is otherwise undefined (:class:`WarpError`, a
-``gu.warp.WarpError`` too), an index outside an array, negative ones included
-(:class:`IndexOutOfBounds`), a block that runs past ``LOOP_LIMIT_S`` (:class:`KernelLoops`).
+``gu.warp.WarpError`` too), an index outside an array (:class:`IndexOutOfBounds`; a negative
+one wraps once, as in numba), a block that runs past ``LOOP_LIMIT_S`` (:class:`KernelLoops`).
 Not yet: ``gu.trace`` and the race detector (numba's engine).
 """
 

@@ -66,11 +66,11 @@ class NotHandledYet(NotImplementedError):
 
 
 class IndexOutOfBounds(IndexError):
-    """An index outside an array, negative ones included. Besides its message it carries the
-    facts as attributes, for the checkers (never parse the text): ``array`` (the indexed
-    expression's source), ``index``, ``axis``, ``size`` (of that axis), ``shape``, and, once the
-    engine adds them, ``thread`` and ``block`` (``(x, y, z)`` tuples), ``line`` (the learner's)
-    and ``cause`` (the message without thread and line)."""
+    """An index outside an array (past the end, or before the start even wrapped once). Besides
+    its message it carries the facts as attributes, for the checkers (never parse the text):
+    ``array`` (the indexed expression's source), ``index``, ``axis``, ``size`` (of that axis),
+    ``shape``, and, once the engine adds them, ``thread`` and ``block`` (``(x, y, z)`` tuples),
+    ``line`` (the learner's) and ``cause`` (the message without thread and line)."""
 
     def __init__(
         self,
