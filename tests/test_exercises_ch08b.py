@@ -957,7 +957,7 @@ def test_accumulate_step_accepts_correct_answers(answer):
 @pytest.mark.parametrize(
     "answer, hint, words",
     [
-        (accumulate_mean_of_means, primer.TOKEN_WEIGHTED, "real tokens are [16, 5, 12]"),
+        (accumulate_mean_of_means, primer.TOKEN_WEIGHTED, "real tokens are [5, 16, 12]"),
         (accumulate_means_added, primer.TOKEN_WEIGHTED, "were added, not averaged"),
         (accumulate_counts_padding, primer.PADDING_COUNTED, "33 real tokens over 48 positions"),
         (accumulate_sum, "divide the summed losses by N", "48 = the real tokens"),
@@ -1065,3 +1065,209 @@ def test_errors_get_the_hint_their_text_and_line_show():
     assert primer.IN_PLACE in result.message and "`x += block.attn.proj(" in result.message
     result = run("primer_train_step", step_logits_not_flattened)
     assert primer.CROSS_ENTROPY_SHAPES in result.message, result.message
+
+
+# --- issue 30.5-7: causes read from the gradient at the logits (held-out round 2) ----------------
+
+
+def step_rebuilt_logits(model, optimizer, tokens, targets):
+    """The logits rebuilt from their values: backward runs, but on a graph without the model."""
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    copy = torch.tensor(logits.tolist(), requires_grad=True)
+    loss = F.cross_entropy(copy.view(-1, copy.shape[-1]), targets.view(-1))
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_forward_without_grad(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    with torch.no_grad():
+        logits, _ = model(tokens)
+    logits.requires_grad_()
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_gathered_logit(model, optimizer, tokens, targets):
+    """Minus the target's raw logit, gathered by hand: no log-softmax."""
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = -logits.gather(-1, targets.unsqueeze(-1)).mean()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_targets_seq_major(model, optimizer, tokens, targets):
+    """Logits batch-major, targets flattened position-major (targets.T)."""
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.t().reshape(-1))
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_smoothed_by_hand(model, optimizer, tokens, targets):
+    """Label smoothing 0.2 written out: 0.8 of the cross-entropy, 0.2 of the uniform term."""
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    logp = torch.log_softmax(logits, dim=-1)
+    nll = -logp.gather(-1, targets[..., None]).mean()
+    loss = 0.8 * nll + 0.2 * (-logp.mean(-1)).mean()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_loss_in_half(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.half().flatten(0, 1), targets.flatten())
+    loss.backward()
+    optimizer.step()
+    return float(loss)
+
+
+def step_backward_twice_through_autograd(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    _, loss = model(tokens, targets)
+    torch.autograd.backward(loss, retain_graph=True)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+@pytest.mark.parametrize(
+    "answer, hint, words",
+    [
+        (step_rebuilt_logits, primer.DETACHED, "`backward()` ran (1x), but no gradient reached"),
+        (step_forward_without_grad, primer.DETACHED, "logits without autograd"),
+        (step_gathered_logit, primer.NLL_ON_LOGITS, "-1/32 at each target token"),
+        (step_targets_seq_major, primer.WRONG_TARGETS, "towards a token that is not their target"),
+        (step_smoothed_by_hand, primer.SMOOTHED, "targets smoothed by 0.2"),
+        (step_loss_in_half, primer.LOW_PRECISION, "is a float16 number"),
+        (step_backward_twice_through_autograd, primer.DOUBLE_BACKWARD, "2 times"),
+    ],
+)
+def test_train_step_reads_the_cause_at_the_logits(answer, hint, words):
+    """The gradient that reached the model's logits says what the loss did (issue 30.5)."""
+    result = run("primer_train_step", answer)
+    assert_only_hint(result, hint, [*STEP_HINTS, *LOGIT_HINTS])
+    assert words in result.message, result.message
+    assert primer.NO_BACKWARD not in result.message, result.message
+
+
+LOGIT_HINTS = [
+    primer.DOUBLE_BACKWARD,
+    primer.NLL_ON_LOGITS,
+    primer.WRONG_TARGETS,
+    primer.SMOOTHED,
+    primer.LOW_PRECISION,
+    primer.PADDING_SCORED,
+    primer.ONE_DIVISOR,
+]
+
+
+def accumulate_running_share(model, optimizer, micro_batches):
+    """Each micro-batch's mean weighted by n_i over the tokens counted so far."""
+    optimizer.zero_grad()
+    counts = [int(t.ne(-100).sum()) for _, t in micro_batches]
+    total = 0.0
+    for i, (tokens, targets) in enumerate(micro_batches):
+        _, mean = model(tokens, targets)
+        part = mean * counts[i] / sum(counts[: i + 1])
+        part.backward()
+        total += part.item()
+    optimizer.step()
+    return total
+
+
+def accumulate_padding_as_input_token(model, optimizer, micro_batches):
+    """Padded targets replaced by the input token at that position: padding is scored."""
+    optimizer.zero_grad()
+    n = sum(int((t != -100).sum()) for _, t in micro_batches)
+    total = 0.0
+    for tokens, targets in micro_batches:
+        filled = torch.where(targets == -100, tokens, targets)
+        logits, _ = model(tokens)
+        loss = F.cross_entropy(logits.flatten(0, 1), filled.flatten(), reduction="sum") / n
+        loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+
+
+def accumulate_positions_weighted(model, optimizer, micro_batches):
+    """Each micro-batch's mean times its positions (batch x seq) over N."""
+    optimizer.zero_grad()
+    n = sum(int((t != -100).sum()) for _, t in micro_batches)
+    total = 0.0
+    for tokens, targets in micro_batches:
+        logits, _ = model(tokens)
+        mean = F.cross_entropy(logits.transpose(1, 2), targets)
+        part = mean * targets.shape[0] * targets.shape[1] / n
+        part.backward()
+        total += part.item()
+    optimizer.step()
+    return total
+
+
+def accumulate_count_from_last(model, optimizer, micro_batches):
+    """N taken as the last micro-batch's real tokens times the number of micro-batches."""
+    optimizer.zero_grad()
+    n = len(micro_batches) * int((micro_batches[-1][1] >= 0).sum())
+    total = 0.0
+    for tokens, targets in micro_batches:
+        _, mean = model(tokens, targets)
+        part = mean * (targets != -100).sum() / n
+        part.backward()
+        total += part.item()
+    optimizer.step()
+    return total
+
+
+@pytest.mark.parametrize(
+    "answer, hint, words",
+    [
+        (accumulate_running_share, primer.ONE_DIVISOR, "running counts of real tokens"),
+        (accumulate_padding_as_input_token, primer.PADDING_SCORED, "they were scored"),
+        (accumulate_positions_weighted, primer.ONE_DIVISOR, "by its positions, [16, 16, 16]"),
+        (
+            accumulate_count_from_last,
+            "in every micro-batch and add",
+            "36 = the last micro-batch's 12 real tokens x 3 micro-batches",
+        ),
+    ],
+)
+def test_accumulate_step_reads_each_micro_batchs_share(answer, hint, words):
+    """Per micro-batch, the factor on its gradient at the logits (issue 30.5)."""
+    result = run("primer_accumulate_step", answer)
+    assert_only_hint(result, hint, [*ACCUMULATE_HINTS, *LOGIT_HINTS])
+    assert words in result.message, result.message
+
+
+def test_a_first_micro_batch_with_padding_tells_its_count_from_the_positions():
+    """Call 2's first micro-batch holds padding: m x its count (15) is not the positions (48)."""
+    counts = [sum(r) for r in primer.ACCUMULATE_LENGTHS[1]]
+    assert counts[0] * len(counts) != 16 * len(counts)
+
+
+def step_floor_divided_sum(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum")
+    loss = loss.floor_divide(targets.numel())
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def test_a_floor_division_is_named_from_its_error():
+    result = run("primer_train_step", step_floor_divided_sum)
+    assert_only_hint(result, primer.FLOOR_DIVISION, STEP_HINTS)
+    assert "floor_divide" in result.message and "`loss.backward()`" in result.message

@@ -10,7 +10,15 @@ the previous step's (no ``zero_grad``), a step before ``backward``, a ``zero_gra
 two, no step, a sum for a mean, gradients clipped (all scaled by one common factor below 1, to a
 global norm a person would type). Clearing the gradients at the start or at the end of the step
 both pass (chapter 09 does the first, chapter 11 the second); the loss comes back as a Python
-number, as the exercise asks (a tensor is refused with the reason).
+number, as the exercise asks (a tensor is refused with the reason). Where the step's gradients
+are not those, the loss itself is read from what reached the model's logits (hooks on the
+forward pass and on its logits, and a count of ``backward()`` calls): how many times a gradient
+reached one forward's logits (a second backward), none at all though backward ran (a loss cut
+off from the model), -1/N at the targets only (no log-softmax), the distribution each position
+was pulled towards (another position's target: logits and targets flattened in different
+orders; a smoothed one: label smoothing; a token id at a padded position: padding scored), a
+factor per micro-batch (its divisor: a running count, positions for tokens) and values that are
+all bfloat16 or float16 numbers (a 16-bit loss).
 
 ``primer_block_forward`` compares the learner's forward with ``Block.forward`` on blocks whose
 parameters are random (so that a missing LayerNorm or bias shows), several shapes. A wrong output
@@ -154,6 +162,10 @@ RETURN_A_NUMBER = (
     "by the caller (a list of losses) also keeps its autograd graph alive unless detached, and "
     "on a GPU it stays in device memory."
 )
+FLOOR_DIVISION = (
+    "`//` is floor division: it rounds the loss down to a whole number, which has no gradient "
+    "(autograd has no derivative for it). Divide with `/`."
+)
 NOT_THE_OPTIMIZER = (
     "update the parameters with the optimizer you are given, `optimizer.step()`: a new "
     "optimizer (or a manual update) starts without the given one's momentum."
@@ -203,6 +215,7 @@ def _scale(got: dict, expected: dict) -> float:
     return num / den if den else math.nan
 
 
+IGNORE = -100  # F.cross_entropy's default ignore_index: a padded position's target
 _ITEM_TEXTS = ("'float' object has no attribute", "'int' object has no attribute")
 
 
@@ -220,6 +233,8 @@ def _step_exception_hint(error: BaseException, text: str) -> str:
         return DETACHED
     if "Expected target size" in text or "Expected input batch_size" in text:
         return CROSS_ENTROPY_SHAPES
+    if "floor_divide" in text:
+        return FLOOR_DIVISION
     if "backward through the graph a second time" in text:
         return "call `loss.backward()` once per step: the graph is freed after the first call."
     if "grad can be implicitly created only for scalar" in text:
@@ -228,6 +243,251 @@ def _step_exception_hint(error: BaseException, text: str) -> str:
             "(`F.cross_entropy`'s default) before calling it."
         )
     return ""
+
+
+# --- evidence at the logits: what the loss did, from the gradient it sent back -------------------
+
+#: a gradient at the logits whose values are all this dtype's numbers was computed in it
+_HALF_DTYPES = (torch.bfloat16, torch.float16)
+DOUBLE_BACKWARD = (
+    "call `backward()` once per forward pass: every call adds its gradients into `.grad`, a "
+    "first `backward(retain_graph=True)` (to print a norm, say) included. To look at the "
+    "gradients, read `.grad` after the one backward."
+)
+NLL_ON_LOGITS = (
+    "`F.nll_loss` expects log-probabilities: give it `F.log_softmax(logits, dim=-1)`, or give "
+    "the raw logits to `F.cross_entropy`, which applies the log-softmax itself."
+)
+WRONG_TARGETS = (
+    "flatten the logits and the targets in the same order: `logits.flatten(0, 1)` (batch, then "
+    "position, as `targets.flatten()`), or `logits.transpose(1, 2)` against `targets` as they are."
+)
+SMOOTHED = (
+    "the exercise's loss is the plain mean cross-entropy: no `label_smoothing` (a training "
+    "recipe's choice, with its own value to tune)."
+)
+LOW_PRECISION = (
+    "compute the loss in float32, as the model's logits come: no `.bfloat16()`, `.half()` or "
+    "`.to(...)` before `F.cross_entropy` (a 16-bit loss rounds the gradient; mixed-precision "
+    "training keeps the loss in float32)."
+)
+PADDING_SCORED = (
+    "padded positions (target -100) must not be scored: pass the targets as they are to "
+    "`F.cross_entropy`, which skips -100 (`ignore_index`), instead of replacing -100 by a "
+    "token id."
+)
+ONE_DIVISOR = (
+    "divide every micro-batch's summed loss by the same N, the real tokens (targets other than "
+    "-100) of all micro-batches, counted before the loop; a micro-batch's mean loss weighs "
+    "n_i / N, n_i its own real tokens."
+)
+
+
+class _Backwards:
+    """Counts the calls of ``backward()`` during the learner's call (``loss.backward()`` goes
+    through ``torch.autograd.backward``; ``torch.autograd.grad`` counts too): both are wrapped
+    while the context is open, so that no other call gains a frame of the checker's (a warning
+    the learner's code triggers keeps pointing at the learner's line)."""
+
+    NAMES = ("backward", "grad")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.saved: dict = {}
+
+    def _counting(self, function):
+        @functools.wraps(function)
+        def counted(*args, **kwargs):
+            self.count += 1
+            return function(*args, **kwargs)
+
+        return counted
+
+    def __enter__(self) -> _Backwards:
+        for name in self.NAMES:
+            self.saved[name] = getattr(torch.autograd, name)
+            setattr(torch.autograd, name, self._counting(self.saved[name]))
+        return self
+
+    def __exit__(self, *_) -> None:
+        for name, function in self.saved.items():
+            setattr(torch.autograd, name, function)
+
+
+@dataclass
+class _Forward:
+    """One forward pass of the model during the learner's call: its input tokens, its logits,
+    and each gradient that reached those logits (one per backward through them)."""
+
+    tokens: torch.Tensor
+    logits: torch.Tensor
+    tracked: bool  # the logits carry autograd
+    grads: list
+
+
+class _Watch:
+    """Hooks on the model recording every forward pass and the gradients at its logits."""
+
+    def __init__(self, model) -> None:
+        self.forwards: list[_Forward] = []
+        model.register_forward_hook(self._record)
+
+    def _record(self, module, inputs, output) -> None:
+        logits = output[0] if isinstance(output, (tuple, list)) else output
+        if not (inputs and isinstance(inputs[0], torch.Tensor) and torch.is_tensor(logits)):
+            return
+        seen = _Forward(inputs[0].detach().clone(), logits.detach().clone(), False, [])
+        if logits.requires_grad:
+            seen.tracked = True
+            logits.register_hook(lambda g, seen=seen: seen.grads.append(g.detach().clone()))
+        self.forwards.append(seen)
+
+
+def _targets_of(tokens: torch.Tensor, pairs) -> torch.Tensor | None:
+    """The targets of the (tokens, targets) pair whose tokens these are, or of all of them."""
+    for tok, tgt in pairs:
+        if tok.shape == tokens.shape and torch.equal(tok, tokens):
+            return tgt
+    whole = torch.cat([tok for tok, _ in pairs])
+    if whole.shape == tokens.shape and torch.equal(whole, tokens):
+        return torch.cat([tgt for _, tgt in pairs])
+    return None
+
+
+def _near(a: torch.Tensor, b: torch.Tensor, scale: float) -> bool:
+    return bool((a - b).abs().max() <= 1e-4 * scale + 1e-7)
+
+
+def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[str, str] | None:
+    """(what, hint) read from the gradients that reached the logits, compared with those of the
+    whole batch's mean cross-entropy over its ``n`` real tokens; None when they say nothing.
+
+    Per forward pass: G the gradient at its logits, P = softmax(logits); a correct loss sends
+    G = (P - onehot(target)) / n at each real token and 0 at padding. ``R = P - n G`` is then the
+    distribution each position was pulled towards: one-hot at its own target when right, at
+    another position's target when logits and targets were paired in another order, smoothed
+    by label smoothing, one-hot at a token id where padding was scored."""
+    nth = f"In call {k + 1}"
+    twice = [f for f in forwards if len(f.grads) > 1]
+    if twice:
+        return (
+            f"{nth}, the gradient reached the logits of one forward pass {len(twice[0].grads)} "
+            "times: `backward()` ran that many times through the same graph, and `.grad` "
+            "added every pass.",
+            DOUBLE_BACKWARD,
+        )
+    seen = []  # (G, expected G, P, targets, real mask)
+    for f in forwards:
+        if not f.grads:
+            continue
+        targets = _targets_of(f.tokens, pairs)
+        if targets is None or f.grads[0].shape != f.logits.shape:
+            return None
+        p = f.logits.float().softmax(-1)
+        real = targets != IGNORE
+        onehot = F.one_hot(targets.clamp(min=0), p.shape[-1]).float()
+        expected = (p - onehot) * real[..., None] / n
+        seen.append((f.grads[0].float(), expected, p, targets, real))
+    if not seen:
+        return None
+    scale = max(float(e.abs().max()) for _, e, *_ in seen)
+    if all(_near(g, e, scale) for g, e, *_ in seen):
+        return None  # the loss was right: the problem is elsewhere
+    # one factor per forward pass (micro-batch): the divisor each was given
+    factors = []
+    for g, e, *_ in seen:
+        c = float((g * e).sum() / (e * e).sum()) if bool(e.any()) else math.nan
+        factors.append(c if math.isfinite(c) and _near(g, c * e, scale * max(1, abs(c))) else None)
+    if len(seen) > 1 and all(c is not None and c > 0 for c in factors):
+        counts = [int(real.sum()) for *_, real in seen]
+        divisors = [n / c for c in factors]
+        what = (
+            f"{nth}, each micro-batch's gradient at the logits is its share of the whole "
+            f"batch's mean times {', '.join(f'{c:.3g}' for c in factors)}: the micro-batches' "
+            f"summed losses (real tokens {counts}) were divided by "
+            f"{', '.join(f'{d:.4g}' for d in divisors)}, not all by N = {n}."
+        )
+        running = [sum(counts[: i + 1]) for i in range(len(counts))]
+        positions = [int(t.numel()) for *_, t, _ in seen]
+        if all(math.isclose(d, r, rel_tol=1e-3) for d, r in zip(divisors, running, strict=True)):
+            what += f" Those are the running counts of real tokens, {running}."
+        elif all(
+            math.isclose(c, q / r, rel_tol=1e-3)
+            for c, q, r in zip(factors, positions, counts, strict=True)
+        ):
+            what += (
+                f" That weighs each micro-batch's mean by its positions, {positions}, padding "
+                f"included, instead of its real tokens, {counts}."
+            )
+        if len({round(c, 4) for c in factors}) > 1:
+            return what, ONE_DIVISOR
+    padded = [(g, p, t) for g, _, p, t, real in seen if bool((g[~real].abs() > 1e-7 * scale).any())]
+    if padded and all(_near(g[real], e[real], scale) for g, e, _, _, real in seen):
+        g, p, t = padded[0]
+        r = p[t == IGNORE] - n * g[t == IGNORE]
+        ids = sorted({int(i) for i in r.argmax(-1)})
+        pulled = (
+            f"; their logits were pulled towards token {ids[0]}, as if -100 were replaced by "
+            f"{ids[0]}"
+            if len(ids) == 1 and bool((r.max(-1).values > 0.99).all())
+            else ""
+        )
+        return (
+            f"{nth}, the gradient at the logits is right at every real token, but not zero at "
+            f"the padded positions (target -100): they were scored{pulled}.",
+            PADDING_SCORED,
+        )
+    g, e, p, targets, real = seen[0]
+    vocab = p.shape[-1]
+    onehot = F.one_hot(targets.clamp(min=0), vocab).float() * real[..., None]
+    if _near(n * g, -onehot, 1.0):
+        return (
+            f"{nth}, the gradient at the logits is -1/{n} at each target token and 0 at every "
+            "other: the loss was minus the target's logit, with no softmax in it.",
+            NLL_ON_LOGITS,
+        )
+    pull = p - n * g  # the distribution each position was pulled towards
+    one = bool((pull[real].max(-1).values > 0.999).all())
+    used = pull.argmax(-1)
+    if one and not torch.equal(used[real], targets[real]):
+        wrong = int((used[real] != targets[real]).sum())
+        order = ""
+        if targets.dim() == 2:
+            b, s = targets.shape
+            swapped = targets.flatten()[torch.arange(s * b).view(s, b).T]  # (b, s)
+            if torch.equal(used, swapped):
+                order = (
+                    " Position (b, t) was scored against the target at place t x batch + b "
+                    "of `targets.flatten()`: the logits were flattened position-major, "
+                    "(seq, batch), the targets batch-major."
+                )
+        return (
+            f"{nth}, the gradient at the logits pulls {wrong} of {int(real.sum())} positions "
+            f"towards a token that is not their target, but another position's.{order}",
+            WRONG_TARGETS,
+        )
+    off = pull[real] * (1 - onehot[real])
+    eps = float(off.sum(-1).mean()) * vocab / (vocab - 1)
+    smoothed = (1 - eps) * onehot + eps / vocab
+    if 0 < eps < 1 and _near(g, (p - smoothed) * real[..., None] / n, scale):
+        return (
+            f"{nth}, the gradient at the logits pulls each position towards its target with "
+            f"weight {1 - eps + eps / vocab:.3g} and towards every other token with "
+            f"{eps / vocab:.3g}: targets smoothed by {eps:.2g}.",
+            SMOOTHED,
+        )
+    gap = float((g - e).abs().max())
+    if gap <= 0.02 * scale:
+        for dtype in _HALF_DTYPES:
+            if all(torch.equal(x, x.to(dtype).float()) for x, *_ in seen):
+                name = str(dtype).replace("torch.", "")
+                return (
+                    f"{nth}, the gradient at the logits differs from the mean cross-entropy's "
+                    f"by at most {gap / scale:.2%} of its largest value, and every value of it "
+                    f"is a {name} number: the loss was computed in {name}.",
+                    LOW_PRECISION,
+                )
+    return None
 
 
 def _judge_step(
@@ -247,19 +507,46 @@ def _judge_step(
         "the loss is the mean cross-entropy over every position of this batch, unscaled; "
         "check any factor you multiply or divide it by."
     ),
+    calls: int | None = None,
+    tracked: bool | None = None,
+    logits=lambda: None,
 ):
     """(what, hint) when the gradients seen by ``optimizer.step()`` in call ``k`` are wrong.
 
     ``backward`` is (gradients accumulated before the step ran, in the whole call), counted by
-    hooks on the parameters: whether and when ``backward()`` ran."""
+    hooks on the parameters: whether and when ``backward()`` ran. ``calls``: how many times
+    ``backward()`` was called (None: not counted); ``tracked``: whether the model's forward
+    passes returned logits that carry autograd (None: no forward pass); ``logits()``: (what,
+    hint) read from the gradients at the logits (:func:`_logit_evidence`), tried before a
+    factor or a generic message."""
     nth = f"call {k + 1}"
     before_step, in_call = backward
     if _empty(at_step):
-        if in_call == 0:
+        if in_call == 0 and calls and tracked:
             return (
-                f"In call {k + 1}, no gradient was computed: `backward()` never ran, so "
+                f"In {nth}, `backward()` ran ({calls}x), but no gradient reached the logits "
+                "the model returned, nor any parameter: the loss it ran on was cut off from "
+                "the model's output.",
+                DETACHED,
+            )
+        if in_call == 0 and calls and tracked is False:
+            return (
+                f"In {nth}, `backward()` ran ({calls}x), but the model's forward returned "
+                "logits without autograd (computed under `torch.no_grad()` or inference mode), "
+                "so no gradient could reach a parameter.",
+                DETACHED,
+            )
+        if in_call == 0 and calls == 0:
+            return (
+                f"In {nth}, no gradient was computed: `backward()` never ran, so "
                 "`optimizer.step()` had nothing to apply.",
                 NO_BACKWARD,
+            )
+        if in_call == 0:
+            return (
+                f"In {nth}, no parameter received a gradient: either `backward()` never ran, "
+                "or the loss it ran on has no path back to the parameters.",
+                NO_BACKWARD + " " + DETACHED[0].upper() + DETACHED[1:],
             )
         if before_step == 0:
             return (
@@ -318,6 +605,8 @@ def _judge_step(
                 f"is {full:.4g}. That is gradient clipping to a norm of {norm:.2g}.",
                 CLIPPED,
             )
+        if (found := logits()) is not None:
+            return found
         return (
             f"The gradients `optimizer.step()` used are {c:.4g} times those of the mean loss.",
             scale_hint,
@@ -341,6 +630,8 @@ def _judge_step(
             "that is clipping by value.",
             CLIPPED,
         )
+    if (found := logits()) is not None:
+        return found
     name, gap = max(
         ((n, float((got[n] - expected[n]).abs().max())) for n in expected), key=lambda t: t[1]
     )
@@ -439,6 +730,7 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
             lambda _: accumulated.__setitem__(0, accumulated[0] + 1)
         )
     optimizer.register_step_pre_hook(lambda *_: seen.append((_grads(model), accumulated[0])))
+    watch = _Watch(model)
     left: dict | None = None
     losses = []
     for k, call in enumerate(calls):
@@ -451,10 +743,14 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
         ref_before = _params(reference)
         ref_optimizer.step()
         before, n_seen, start = _params(model), len(seen), accumulated[0]
+        watch.forwards.clear()
+        backwards = _Backwards()
         try:
-            value = answer(model, optimizer, *_clone(call))
+            with backwards:
+                value = answer(model, optimizer, *_clone(call))
         except (Exception, SystemExit) as error:
             return _raised(exercise_id, error, answer, _step_exception_hint)
+        forwards = list(watch.forwards)
         steps, after = seen[n_seen:], _params(model)
         if not steps:
             if all(torch.equal(before[n], after[n]) for n in before):
@@ -484,7 +780,20 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
         if problem is None:
             words = dict(counted=task.counted, recipe=task.recipe)
             words.update(getattr(task, "hints", {}))
-            problem = _judge_step(k, at_step, expected, left, backward, task.tokens(call), **words)
+            problem = _judge_step(
+                k,
+                at_step,
+                expected,
+                left,
+                backward,
+                task.tokens(call),
+                calls=backwards.count,
+                tracked=any(f.tracked for f in forwards) if forwards else None,
+                logits=functools.partial(
+                    _logit_evidence, k, forwards, task.pairs(call), task.tokens(call)
+                ),
+                **words,
+            )
         if problem is not None:
             return failed(exercise_id, *problem)
         ref_after = _params(reference)
@@ -550,6 +859,10 @@ class _TrainStep:
     @staticmethod
     def tokens(call) -> int:
         return call[0].numel()
+
+    @staticmethod
+    def pairs(call) -> list:
+        return [call]
 
     @staticmethod
     def evidence(k, got, expected, model_before, call):
@@ -1468,10 +1781,10 @@ register(
 
 # --- 3. gradient accumulation over micro-batches of unequal token counts ---------------------------
 
-IGNORE = -100  # F.cross_entropy's default ignore_index: a padded position's target
 #: real tokens of each sequence, per call and micro-batch (the rest of the 8 positions is padding):
-#: call 1 has equal counts (dividing each mean by m is exact there), call 2 does not
-ACCUMULATE_LENGTHS = (((8, 8), (8, 8), (8, 8)), ((8, 8), (3, 2), (8, 4)))
+#: call 1 has equal counts (dividing each mean by m is exact there), call 2 does not, and its first
+#: micro-batch holds padding (so that m x its count differs from the positions, 48)
+ACCUMULATE_LENGTHS = (((8, 8), (8, 8), (8, 8)), ((3, 2), (8, 8), (8, 4)))
 
 TOKEN_WEIGHTED = (
     "the whole batch's mean is the sum of every real token's loss divided by N, the real tokens "
@@ -1543,6 +1856,10 @@ class _AccumulateStep:
         return sum(int((t != IGNORE).sum()) for _, t in call[0])
 
     @staticmethod
+    def pairs(call) -> list:
+        return list(call[0])
+
+    @staticmethod
     def evidence(k, got, expected, model_before, call):
         micro = call[0]
         counts = [int((t != IGNORE).sum()) for _, t in micro]
@@ -1580,29 +1897,44 @@ class _AccumulateStep:
                 TOKEN_WEIGHTED,
             )
         positions = sum(t.numel() for _, t in micro)
-        scaled = {name: c * g for name, g in expected.items()}
-        if n != positions and math.isclose(c, n / positions, rel_tol=1e-3) and _close(got, scaled):
+        implied = n / c if math.isfinite(c) and c > 0 else math.nan
+        if not (
+            math.isfinite(implied)
+            and abs(implied - round(implied)) < 1e-3 * implied
+            and round(implied) not in (n, 1)
+            and _close(got, {a: c * g for a, g in expected.items()})
+        ):
+            return None
+        d = round(implied)
+        # what a divisor of d can count, from these micro-batches (several may give the same d)
+        named = {
+            "every position, padding included": positions,
+            f"the first micro-batch's {counts[0]} real tokens x {m} micro-batches": counts[0] * m,
+            f"the last micro-batch's {counts[-1]} real tokens x {m} micro-batches": counts[-1] * m,
+            f"the {sum(t.shape[0] for _, t in micro)} sequences of all micro-batches": sum(
+                t.shape[0] for _, t in micro
+            ),
+            "the targets above 0 (a real token id 0 taken for padding)": sum(
+                int((t > 0).sum()) for _, t in micro
+            ),
+        }
+        reasons = [what for what, value in named.items() if value == d]
+        if reasons == ["every position, padding included"]:
             return (
                 f"In call {k + 1}, the gradients `optimizer.step()` used are {c:.4g} times "
                 f"the whole batch's mean: {n} real tokens over {positions} positions. The "
                 "padding was counted.",
                 PADDING_COUNTED,
             )
-        implied = n / c if math.isfinite(c) and c > 0 else math.nan
-        if (
-            math.isfinite(implied)
-            and abs(implied - round(implied)) < 1e-3 * implied
-            and round(implied) not in (n, 1)
-            and _close(got, {a: c * g for a, g in expected.items()})
-        ):
-            return (
-                f"In call {k + 1}, the gradients `optimizer.step()` used are {c:.4g} times the "
-                f"whole batch's mean: the summed loss was divided by {round(implied)}, but "
-                f"these micro-batches hold {n} real tokens (targets other than -100).",
-                "count the real tokens as `(targets != -100).sum()` over all micro-batches "
-                "(a token id of 0 is a real token), and divide the summed loss by that N.",
-            )
-        return None
+        why = f" {d} = " + ", or ".join(reasons) + "." if reasons else ""
+        return (
+            f"In call {k + 1}, the gradients `optimizer.step()` used are {c:.4g} times the "
+            f"whole batch's mean: the summed loss was divided by {d}, but these micro-batches "
+            f"hold {n} real tokens (targets other than -100), {counts} per micro-batch.{why}",
+            "count the real tokens as `(targets != -100).sum()` in every micro-batch and add "
+            "them up (micro-batches may hold different numbers; a token id of 0 is a real "
+            "token), and divide the summed loss by that N.",
+        )
 
 
 def _run_accumulate_step(exercise_id: str, answer) -> CheckResult:

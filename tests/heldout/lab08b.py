@@ -803,6 +803,7 @@ def accumulate_step(model, optimizer, micro_batches):
         exercise_id="primer_accumulate_step",
         half="held",
         correct=False,
+        hints=("6 = the 6 sequences of all micro-batches",),
         cause="The summed loss is divided by the number of sequences (6) instead of the number of real tokens, so the gradients are a per-sequence sum, many times too large.",
         source=PRE
         + """

@@ -73,6 +73,7 @@ def train_step(model, optimizer, tokens, targets):
         exercise_id=TRAIN,
         half="held2",
         correct=False,
+        hints=("no softmax in it",),
         cause="It calls F.nll_loss on the raw logits, which only negates the target's logit; "
         "the log-softmax is missing, so use F.cross_entropy (or log_softmax before nll_loss).",
         source=PRE
@@ -91,6 +92,7 @@ def train_step(model, optimizer, tokens, targets):
         exercise_id=TRAIN,
         half="held2",
         correct=False,
+        hints=("not their target", "flattened position-major"),
         cause="The logits are transposed to (seq, batch, vocab) before flattening while the "
         "targets are flattened batch-major, so each position's logits are scored against "
         "another sequence's target.",
@@ -111,6 +113,7 @@ def train_step(model, optimizer, tokens, targets):
         exercise_id=TRAIN,
         half="held2",
         correct=False,
+        hints=("no gradient reached the logits",),
         cause="The logits are detached (then marked requires_grad), which cuts the graph: "
         "backward never reaches the model's parameters, so their gradients stay empty and "
         "the step changes nothing.",
@@ -131,6 +134,7 @@ def train_step(model, optimizer, tokens, targets):
         exercise_id=TRAIN,
         half="held2",
         correct=False,
+        hints=("the loss of that batch before the step",),
         cause="It returns the loss recomputed with the updated model after optimizer.step() "
         "instead of the loss this step's backward was computed from.",
         source=PRE
@@ -151,6 +155,7 @@ def train_step(model, optimizer, tokens, targets):
         exercise_id=TRAIN,
         half="held2",
         correct=False,
+        hints=("not through the optimizer",),
         cause="It updates the parameters by hand (p -= lr * grad) instead of calling "
         "optimizer.step(), so the optimizer never steps and its momentum is ignored.",
         source=PRE
@@ -173,6 +178,7 @@ def train_step(model, optimizer, tokens, targets):
         exercise_id=TRAIN,
         half="held2",
         correct=False,
+        hints=("`backward()` ran that many times",),
         cause="loss.backward() runs twice (the first with retain_graph=True), and gradients "
         "add up in .grad, so the step sees twice the gradients.",
         source=PRE
@@ -194,6 +200,7 @@ def train_step(model, optimizer, tokens, targets):
         exercise_id=TRAIN,
         half="held2",
         correct=False,
+        hints=("targets smoothed by 0.1",),
         cause="It adds label_smoothing=0.1 to the cross-entropy, which changes the loss and "
         "its gradients: the task asks for the plain mean cross-entropy.",
         source=PRE
@@ -212,6 +219,7 @@ def train_step(model, optimizer, tokens, targets):
         exercise_id=TRAIN,
         half="held2",
         correct=False,
+        hints=("computed in bfloat16",),
         cause="The logits are cast to bfloat16 before the cross-entropy, so the loss and the "
         "gradients flowing back are rounded to 8 bits of mantissa: compute the loss in float32.",
         source=PRE
@@ -288,6 +296,7 @@ def block_forward(block, x):
         exercise_id=BLOCK,
         half="held2",
         correct=False,
+        hints=("NaN at position 0",),
         cause="The mask is triu(0), which also hides the diagonal: a token cannot attend to "
         "itself and the first row is all -inf (NaN after softmax); mask only j > i with triu(1).",
         source=PRE
@@ -311,6 +320,7 @@ def block_forward(block, x):
         exercise_id=BLOCK,
         half="held2",
         correct=False,
+        hints=("without `transpose(1, 2)`",),
         cause="The heads are merged by reshaping (batch, heads, seq, d_head) straight to "
         "(batch, seq, h) without transposing heads and seq back first, which scrambles "
         "tokens and heads: each output row mixes other positions (later ones included).",
@@ -335,6 +345,7 @@ def block_forward(block, x):
         exercise_id=BLOCK,
         half="held2",
         correct=False,
+        hints=("without the output projection",),
         cause="The concatenated heads are added to the residual directly: the output "
         "projection block.attn.proj is never applied.",
         source=PRE
@@ -358,6 +369,7 @@ def block_forward(block, x):
         exercise_id=BLOCK,
         half="held2",
         correct=False,
+        hints=("tanh approximation",),
         cause="It uses the tanh approximation of GeLU (approximate='tanh'), while the block's "
         "MLP uses the exact erf GeLU (F.gelu's default), so the outputs differ slightly.",
         source=PRE
@@ -381,6 +393,7 @@ def block_forward(block, x):
         exercise_id=BLOCK,
         half="held2",
         correct=False,
+        hints=("without ln1's weight and bias",),
         cause="It normalises with F.layer_norm(x, (h,)) instead of calling block.ln1 and "
         "block.ln2, so the LayerNorms' weight and bias are left out (and get no gradient).",
         source=PRE
@@ -404,6 +417,7 @@ def block_forward(block, x):
         exercise_id=BLOCK,
         half="held2",
         correct=False,
+        hints=("split(h, dim=-1)",),
         cause="It splits the qkv output per head (view to (b, s, heads, 3*d_head), then q, k, "
         "v from each head's slice), but the layer lays out q, k and v as three contiguous "
         "blocks of h: split the last dimension into three h-wide pieces first.",
@@ -428,6 +442,7 @@ def block_forward(block, x):
         exercise_id=BLOCK,
         half="held2",
         correct=False,
+        hints=("divided by d_head instead of sqrt(d_head)",),
         cause="The scores are divided by d_head instead of its square root, so the softmax "
         "is flatter than softmax(Q Kᵀ / √d_head).",
         source=PRE
@@ -451,6 +466,7 @@ def block_forward(block, x):
         exercise_id=BLOCK,
         half="held2",
         correct=False,
+        hints=("1/sqrt(d_head) = 0.5 is expected",),
         cause="The scale is hard-coded as 1/√8, the d_head of the lab's example model "
         "(d_model 16, 2 heads), instead of computed as 1/√(d_model / n_heads), so it is "
         "wrong for any other block shape.",
@@ -474,6 +490,7 @@ def block_forward(block, x):
         exercise_id=BLOCK,
         half="held2",
         correct=False,
+        hints=("the sum after the attention residual",),
         cause="The MLP's residual is added to the block's input x instead of to x after the "
         "attention residual, so the attention output is dropped from the block's output "
         "(it only reaches it through ln2).",
@@ -555,6 +572,7 @@ def accumulate_step(model, optimizer, micro_batches):
         exercise_id=ACC,
         half="held2",
         correct=False,
+        hints=("running counts of real tokens",),
         cause="Each micro-batch's summed loss is divided by the running count of real tokens "
         "seen so far instead of the whole batch's total, so earlier micro-batches weigh "
         "more: count all real tokens before the loop.",
@@ -580,6 +598,7 @@ def accumulate_step(model, optimizer, micro_batches):
         exercise_id=ACC,
         half="held2",
         correct=False,
+        hints=("The loss was a sum",),
         cause="Each micro-batch's summed loss (reduction='sum') is back-propagated without "
         "dividing by the number of real tokens, so the gradients are the batch's total, not "
         "its mean (N real tokens times too large).",
@@ -603,6 +622,7 @@ def accumulate_step(model, optimizer, micro_batches):
         exercise_id=ACC,
         half="held2",
         correct=False,
+        hints=("they accumulated",),
         cause="The gradients are never cleared before the first micro-batch, so a second "
         "call's step sees its gradients added onto those left by the previous call.",
         source=PRE
@@ -625,6 +645,7 @@ def accumulate_step(model, optimizer, micro_batches):
         exercise_id=ACC,
         half="held2",
         correct=False,
+        hints=("as if -100 were replaced by 0",),
         cause="The -100 padding targets are clamped to 0, so padded positions are trained "
         "to predict token 0 instead of being ignored by the loss.",
         source=PRE
@@ -649,6 +670,7 @@ def accumulate_step(model, optimizer, micro_batches):
         exercise_id=ACC,
         half="held2",
         correct=False,
+        hints=("`//` is floor division",),
         cause="The summed loss is floor-divided (//) by the token count, which rounds it "
         "down to a whole number and has no derivative (backward() raises): divide with /.",
         source=PRE
@@ -672,6 +694,7 @@ def accumulate_step(model, optimizer, micro_batches):
         exercise_id=ACC,
         half="held2",
         correct=False,
+        hints=("the first micro-batch's 5 real tokens x 3",),
         cause="The real-token total is the first micro-batch's count times the number of "
         "micro-batches, which is right only when every micro-batch holds as many real tokens: "
         "count the real targets of every micro-batch.",
@@ -697,6 +720,7 @@ def accumulate_step(model, optimizer, micro_batches):
         exercise_id=ACC,
         half="held2",
         correct=False,
+        hints=("the loss of that batch before the step",),
         cause="The gradients are right, but the returned loss (already the sum of the "
         "per-token shares, i.e. the batch's mean) is divided again by the number of "
         "micro-batches, so it is 3 times too small.",
@@ -721,6 +745,7 @@ def accumulate_step(model, optimizer, micro_batches):
         exercise_id=ACC,
         half="held2",
         correct=False,
+        hints=("by its positions",),
         cause="Each micro-batch's mean loss is weighted by its number of positions "
         "(targets.numel(), 16) instead of its number of real tokens, so with padding a "
         "micro-batch's few real tokens are over-weighted.",
