@@ -1833,7 +1833,27 @@ def _attention_masks(case: TritonCase) -> list[tuple[np.ndarray, str]]:
     return found
 
 
-def _attention_hint(case: TritonCase, mismatch: Mismatch) -> str:
+def _attention_nan_from_start(case: TritonCase, mismatch: Mismatch, probe) -> str:
+    """The hint when every output is a computed NaN and so is a probe with a single key block
+    (one program, 16 queries, 16 keys, no mask): the first key block, where m_i is still
+    -inf, already breaks it; "" otherwise."""
+    if mismatch.unwritten.any() or not np.isnan(mismatch.got).all():
+        return ""
+    rng = np.random.default_rng(3)
+    chosen = _attention_case(rng, 16, 16, 16, 16, False)
+    seen = probe(chosen)
+    if seen.mismatch is None or not np.isnan(seen.mismatch.got).all():
+        return ""
+    return (
+        "every output is NaN, and so is a probe with a single key block (16 queries, 16 keys, "
+        "no mask): the first key block breaks it, where m_i is still -inf. Any exp taken "
+        "against m_i there is inf (inf or NaN follow: inf / inf, inf * 0): p must be "
+        "`tl.exp(s - m_new[:, None])`, with the new maximum, and the rescale factor "
+        "alpha = exp(m_i - m_new) (0 in the first block; exp(m_new - m_i) is inf)."
+    )
+
+
+def _attention_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
     got = mismatch.got
     if case.extra["negative"] and _nonfinite(mismatch):
         return (
@@ -1848,6 +1868,7 @@ def _attention_hint(case: TritonCase, mismatch: Mismatch) -> str:
     return (
         _attention_keys_seen(case, mismatch)
         or _attention_temperature(case, mismatch)
+        or _attention_nan_from_start(case, mismatch, probe)
         or _attention_observed(case, mismatch)
     )
 

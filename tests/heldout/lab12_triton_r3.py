@@ -931,6 +931,10 @@ HINTS = {
     "matmul_c_strides_swapped": ("c's two strides are swapped",),
     "attention_causal_reversed": ("the other triangle",),
     "attention_scores_over_sm_scale": ("divided by sm_scale",),
+    "attention_p_against_old_max": (
+        "so is a probe with a single key block",
+        "`tl.exp(s - m_new[:, None])`",
+    ),
     "cross_entropy_mean_over_rows": ("divided by n_rows",),
 }
 ANSWERS = [replace(a, hints=HINTS[a.name]) if a.name in HINTS else a for a in ANSWERS]

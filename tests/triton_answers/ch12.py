@@ -1500,6 +1500,21 @@ ANSWERS["triton_flash_attention"] += [
         ),
     ),
     wrong(
+        "p_taken_before_the_new_maximum",
+        "formula",
+        ("so is a probe with a single key block", "`tl.exp(s - m_new[:, None])`"),
+        edit(
+            ATTENTION,
+            (
+                "        m_new = tl.maximum(m_i, tl.max(s, axis=1))\n"
+                "        p = tl.exp(s - m_new[:, None])",
+                "        shifted = s - m_i[:, None]\n"
+                "        m_new = tl.maximum(m_i, tl.max(s, axis=1))\n"
+                "        p = tl.exp(shifted)",
+            ),
+        ),
+    ),
+    wrong(
         "both_rescaled_after_adding",
         "formula",
         ("acc and l_i are rescaled after the new block is added",),
