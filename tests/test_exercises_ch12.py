@@ -21,6 +21,7 @@ IDS = [
     "triton_matmul",
     "triton_flash_attention",
     "triton_cross_entropy",
+    "triton_cross_entropy_backward",
 ]
 
 

@@ -115,3 +115,20 @@ def test_the_hook_is_installed_once_and_reports_it():
 
     assert getattr(interpreter.InterpretedFunction.run, "gpu_course_patched", False)
     assert runtime.patch_triton_launch(interpreter) is False
+
+
+@triton.jit
+def count_under_a_lock(lock_ptr, count_ptr):
+    while tl.atomic_cas(lock_ptr, 0, 1) == 1:  # Triton's tutorial 05 takes its lock this way
+        pass
+    tl.store(count_ptr, tl.load(count_ptr) + 1)
+    tl.atomic_xchg(lock_ptr, 0)
+
+
+def test_a_spin_lock_taken_with_atomic_cas_runs_under_the_guard():
+    # the guard checks an atomic_cas as an unmasked access; it once built that mask without a
+    # dtype, and every tl.atomic_cas in simulator mode failed inside the interpreter
+    lock = torch.zeros(1, dtype=torch.int32)
+    count = torch.zeros(1, dtype=torch.int32)
+    count_under_a_lock[(5,)](lock, count)
+    assert count.item() == 5 and lock.item() == 0

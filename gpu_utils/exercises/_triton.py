@@ -642,8 +642,10 @@ def guarded(args: dict[str, object], names: Sequence[str], function):
         check(ptr, mask, "updated (atomically)")
         return rmw(op, ptr, val, mask, *rest)
 
-    def atomic_cas(ptr, *rest):
-        everywhere = type(ptr)(np.ones(np.shape(ptr.data), dtype=bool), None)
+    def atomic_cas(ptr, *rest):  # unmasked in Triton: every lane takes part
+        from triton import language
+
+        everywhere = type(ptr)(np.ones(np.shape(ptr.data), dtype=bool), language.int1)
         check(ptr, everywhere, "updated (atomically)")
         return cas(ptr, *rest)
 
