@@ -464,7 +464,13 @@ def test_fix_evidence_from_gradients_models_and_batches():
     message = run(FIX, make_train(seeds=(7,))).message
     assert "all 4 optimizer steps trained on the same token batch" in message, message
     message = run(FIX, make_train(model_fields={"d_model": 48, "n_heads": 3})).message
-    assert "d_model=48" in message and "the script's has a 256 x 32 one" in message, message
+    assert "d_model=48" in message, message
+    assert "your wte.weight is 256 x 48, the script's 256 x 32" in message, message
+    message = run(FIX, make_train(model_fields={"n_layers": 3})).message
+    assert (
+        "n_layers=3" in message
+        and "yours has blocks.2.ln1.weight and 11 more tensors that" in message
+    ), message
     message = run(FIX, make_train(params="blocks")).message
     assert "not wte.weight, wpe.weight" in message, message
 

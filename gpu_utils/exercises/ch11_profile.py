@@ -11,8 +11,12 @@ training script whose problems are planted but not named (``gu.capstone_profile`
   probes that count what each problem leaves behind: items tokenised in the training process,
   host synchronisations inside the loop, the dtype of the linear layers' outputs, tokens per
   optimizer step, the optimizer's code path, block forwards per model forward; and checks that
-  the loss still goes down. Speed is not judged: on a shared CPU the same fix measures anywhere
-  from slower to several times faster from run to run.
+  it still computes what the script does: the model's parameter shapes against
+  ``capstone_profile.build_model()``'s, each step's gradients against what its own backward
+  delivered (none carried over from earlier steps), a new token batch every step, AdamW's first
+  update from the same weights and gradients, and a loss that goes down. Speed is not judged:
+  on a shared CPU the same fix measures anywhere from slower to several times faster from run
+  to run.
 """
 
 from __future__ import annotations
@@ -530,6 +534,12 @@ def _script_model() -> tuple[int, tuple[tuple[int, ...], ...]]:
     return _size(cp.build_model().parameters())
 
 
+@functools.cache
+def _script_shapes() -> dict[str, tuple[int, ...]]:
+    """The shape of each named parameter of the script's model."""
+    return {n: tuple(p.shape) for n, p in cp.build_model().named_parameters()}
+
+
 def _size(params) -> tuple[int, tuple[tuple[int, ...], ...]]:
     unique = {id(p): p for p in params}.values()  # a tied weight counts once
     return sum(p.numel() for p in unique), tuple(sorted(tuple(p.shape) for p in unique))
@@ -561,13 +571,40 @@ def _model_problem(exercise_id: str, probes: _Probes) -> CheckResult | None:
             "give the optimizer all of the model's parameters, "
             "`torch.optim.AdamW(model.parameters(), ...)`, as the script does.",
         )
-    mine, theirs = collections.Counter(got_shapes), collections.Counter(shapes)
-    extra, missing = list((mine - theirs).elements()), list((theirs - mine).elements())
-    differ = []  # the largest tensor each model has and the other lacks
-    if extra:
-        differ.append(f"yours has a {_shape(max(extra, key=math.prod))} tensor")
-    if missing:
-        differ.append(f"the script's has a {_shape(max(missing, key=math.prod))} one")
+    script = _script_shapes()
+    named = [] if model is None else list(model.named_parameters())
+    renamed = next(  # the first tensor of the same name with another shape
+        (
+            (n, tuple(p.shape), script[n])
+            for n, p in named
+            if n in script and tuple(p.shape) != script[n]
+        ),
+        None,
+    )
+    extra = [n for n, _ in named if n not in script]
+    missing = [n for n in script if named and n not in dict(named)]
+    if renamed is not None:
+        name, yours, its = renamed
+        differ = [f"your {name} is {_shape(yours)}, the script's {_shape(its)}"]
+    elif extra or missing:  # tensors by name that one model has and the other lacks
+        differ = [
+            f"{whose} has {names[0]}"
+            + (f" and {len(names) - 1} more tensors" if len(names) > 1 else "")
+            + f" that {other} lacks"
+            for whose, names, other in (
+                ("yours", extra, "the script's"),
+                ("the script's", missing, "yours"),
+            )
+            if names
+        ]
+    else:  # the largest tensor each has and the other lacks
+        mine, theirs = collections.Counter(got_shapes), collections.Counter(shapes)
+        extra, missing = list((mine - theirs).elements()), list((theirs - mine).elements())
+        differ = []
+        if extra:
+            differ.append(f"yours has a {_shape(max(extra, key=math.prod))} tensor")
+        if missing:
+            differ.append(f"the script's has a {_shape(max(missing, key=math.prod))} one")
     seen = ""
     if model is not None and isinstance(getattr(model, "config", None), gpt.GPTConfig):
         seen = " (" + ", ".join(f"{k}={getattr(model.config, k)}" for k in cp.MODEL) + ")"
@@ -575,7 +612,7 @@ def _model_problem(exercise_id: str, probes: _Probes) -> CheckResult | None:
         exercise_id,
         f"Your optimizer trains a different model from the script's: {got:,} parameters in "
         f"{len(got_shapes)} tensors{seen}, where `capstone_profile.build_model()` has {count:,} "
-        f"in {len(shapes)} ({config}); of the shapes only one model has, {' and '.join(differ)}.",
+        f"in {len(shapes)} ({config}); {' and '.join(differ)}.",
         "keep the script's model, `model = capstone_profile.build_model().to(device)`, and "
         "change only how the script runs.",
     )

@@ -748,6 +748,7 @@ def fixed_train(text, steps):
         half="held2",
         correct=False,
         cause="It casts the model itself to bf16 instead of running the forward under torch.autocast, so the weights and AdamW's moments are stored in bf16 and small updates round away: keep the model in fp32 and autocast only the forward.",
+        hints=("the model itself was cast",),
         source="""
 import torch
 
@@ -783,6 +784,10 @@ def fixed_train(text, steps):
         half="held2",
         correct=False,
         cause="It autocasts to torch.float16 rather than torch.bfloat16: fp16's narrow range needs a GradScaler against underflowing gradients, and the fix asked for is bf16.",
+        hints=(
+            "computed in float16",
+            "use bfloat16",
+        ),
         source="""
 import torch
 
@@ -819,6 +824,7 @@ def fixed_train(text, steps):
         half="held2",
         correct=False,
         cause='It hard-codes torch.autocast("cuda"), which does nothing for a model on the CPU (where the check runs), so the linear layers still compute in fp32: pass device.type (or x.device.type).',
+        hints=("the forward pass ran without autocast",),
         source="""
 import torch
 
@@ -855,6 +861,10 @@ def fixed_train(text, steps):
         half="held2",
         correct=False,
         cause="It calls zero_grad() once before the loop instead of every step, so each step's gradients add onto all the previous ones and the optimizer steps with their running sum.",
+        hints=(
+            "the gradients are not cleared between steps",
+            "`optimizer.zero_grad()`",
+        ),
         source="""
 import torch
 
@@ -891,6 +901,7 @@ def fixed_train(text, steps):
         half="held2",
         correct=False,
         cause="It loops over range(1, steps), one step fewer than asked, so it trains steps - 1 steps and returns one loss too few.",
+        hints=("took 3 optimizer steps",),
         source="""
 import torch
 
@@ -927,6 +938,7 @@ def fixed_train(text, steps):
         half="held2",
         correct=False,
         cause="Comparing the loss tensor with the best so far in an if, every step, turns a tensor into a Python bool, a host synchronisation per step: keep the losses on the device and look at them after the loop.",
+        hints=("the host waited for the device 3 times inside the loop",),
         source="""
 import torch
 
@@ -966,6 +978,10 @@ def fixed_train(text, steps):
         half="held2",
         correct=False,
         cause="It replaces AdamW with torch.optim.Adam, whose weight_decay adds an L2 term to the gradient instead of AdamW's decoupled decay of the weights, so it learns different weights from the script's optimizer.",
+        hints=(
+            "Your optimizer (Adam)",
+            "Adam's weight_decay is added to the gradient",
+        ),
         source="""
 import torch
 
@@ -1002,6 +1018,10 @@ def fixed_train(text, steps):
         half="held2",
         correct=False,
         cause="It builds gu.gpt's default GPT (width 64, 4 heads, 64-token context) instead of capstone_profile.build_model(), so it trains a different, larger model than the script's.",
+        hints=(
+            "a different model from the script's",
+            "your wte.weight is 256 x 64, the script's 256 x 32",
+        ),
         source="""
 import torch
 
@@ -1038,6 +1058,10 @@ def fixed_train(text, steps):
         half="held2",
         correct=False,
         cause="It creates and seeds the generator inside the loop, so every step draws the same windows and the model trains on one batch over and over: seed one generator before the loop.",
+        hints=(
+            "all 4 optimizer steps trained on the same token batch",
+            "one generator seeded once, before the loop",
+        ),
         source="""
 import torch
 
