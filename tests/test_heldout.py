@@ -15,12 +15,15 @@ import gpu_utils as gu
 
 LABS = (
     "lab08b",
+    "lab08b_r2",
     "lab10_planner",
     "lab10_planner_r2",
+    "lab10_planner_r3",
     "lab11_profile",
     "lab12_triton",
     "lab12_triton_r2",
     "lab12_triton_r3",
+    "lab12_triton_r4",
 )
 
 #: Verdicts the course disputes, with why; each still must not leak.

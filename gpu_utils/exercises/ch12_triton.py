@@ -558,7 +558,7 @@ def _layernorm_one_pass(x, w, b, eps=EPS):
     return out.astype(np.float32)
 
 
-def _layernorm_case(rng, rows, cols, kind="", row_stride=None):
+def _layernorm_case(rng, rows, cols, kind="", row_stride=None, eps=EPS):
     stride = row_stride or cols
     block = 1 << (cols - 1).bit_length()
     base = rng.uniform(-2, 2, size=(rows, stride)).astype(np.float32)
@@ -572,6 +572,8 @@ def _layernorm_case(rng, rows, cols, kind="", row_stride=None):
         label += ", values near 100 (spread 1)"
     if row_stride:
         label += f", x a view with row stride {row_stride}"
+    if eps != EPS:
+        label += f", eps={eps:g}"
     w = rng.uniform(0.5, 1.5, cols).astype(np.float32)
     b = rng.uniform(-0.5, 0.5, cols).astype(np.float32)
     values = base[:, :cols]
@@ -586,14 +588,21 @@ def _layernorm_case(rng, rows, cols, kind="", row_stride=None):
             "x_row_stride": stride,
             "out_row_stride": cols,
             "n_cols": cols,
-            "eps": EPS,
+            "eps": eps,
         },
         outputs=("out_ptr",),
-        expected={"out_ptr": _tensor(_layernorm_np(values, w, b))},
+        expected={"out_ptr": _tensor(_layernorm_np(values, w, b, eps=eps))},
         constexprs={"BLOCK_SIZE": block},
         rtol=1e-3,
         atol=1e-3,
-        extra={"x": values, "w": w, "b": b, "kind": kind, "strided": bool(row_stride)},
+        extra={
+            "x": values,
+            "w": w,
+            "b": b,
+            "kind": kind,
+            "strided": bool(row_stride),
+            "eps": eps,
+        },
     )
 
 
@@ -603,6 +612,7 @@ def _layernorm_cases(rng: np.random.Generator) -> list[TritonCase]:
         _layernorm_case(rng, 4, 64, "constant"),
         _layernorm_case(rng, 5, 50, row_stride=64),
         _layernorm_case(rng, 3, 96, "offset"),
+        _layernorm_case(rng, 7, 100, "eps", eps=0.1),  # the eps argument, not a constant
     ]
 
 
@@ -694,6 +704,19 @@ def _layernorm_affine(x, w, b, got) -> str:
 def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
     x, w, b, got = case.extra["x"], case.extra["w"], case.extra["b"], mismatch.got
     kind = case.extra["kind"]
+    if kind == "eps":  # the last case: every case before it, with eps = EPS, was right
+        eps = case.extra["eps"]
+        if _close(got, _layernorm_np(x, w, b, eps=EPS), rtol=1e-4, atol=1e-4):
+            return (
+                f"your output is layer norm with eps = {EPS:g}, but this case passes eps = "
+                f"{eps:g}: use the kernel's `eps` argument, `1 / tl.sqrt(var + eps)`, not a "
+                "constant."
+            )
+        return (
+            f"only the case with eps = {eps:g} is wrong (the cases before it pass eps = {EPS:g} "
+            "and were right): the kernel must use its `eps` argument, inside the square root, "
+            "`1 / tl.sqrt(var + eps)`."
+        )
     if kind == "constant" and _nonfinite(mismatch):
         return (
             "a constant row came out inf or NaN: its variance is 0, so add eps inside the "
@@ -1896,8 +1919,8 @@ CROSS_ENTROPY_LAUNCH = (
     "h.stride(0), w.stride(0), HIDDEN, BLOCK_M, BLOCK_V): h (n_rows x HIDDEN) and w (vocab x "
     "HIDDEN) float16, target int64, loss float32 (n_rows,); loss[i] = logsumexp(h[i] @ w.T) - "
     "(h[i] @ w.T)[target[i]], computed BLOCK_V vocabulary entries at a time (BLOCK_V < vocab): "
-    "(n_rows, vocab) = (40, 300), (16, 128), (23, 100), logits near +100 in one case and near "
-    "-150 in another"
+    "(n_rows, vocab) = (40, 300), (16, 128), (23, 100), logits near +100 in one case, near "
+    "-150 in another, and near +100 in the first block only in a third"
 )
 
 
@@ -1963,12 +1986,17 @@ def _cross_entropy_case(rng, rows, vocab, hidden, bm, bv, kind="", pads=(0, 0)):
     if kind:
         direction = rng.standard_normal(hidden)
         direction /= np.linalg.norm(direction)
-        level = 100.0 if kind == "large" else -150.0  # logits near this value
+        level = -150.0 if kind == "negative" else 100.0  # logits near this value
         h = (8.0 * direction + 0.05 * rng.standard_normal((rows, hidden))).astype(np.float16)
-        w = (level / 8.0 * direction + 0.05 * rng.standard_normal((vocab, hidden))).astype(
-            np.float16
+        scale = np.full((vocab, 1), level / 8.0)
+        if kind == "first_block":  # +100 in the first block of BLOCK_V columns, 0 after it
+            scale[bv:] = 0.0
+        w = (scale * direction + 0.05 * rng.standard_normal((vocab, hidden))).astype(np.float16)
+        label += (
+            f", logits near {level:+g} in the first {bv} columns, near 0 after them"
+            if kind == "first_block"
+            else f", logits near {level:+g}"
         )
-        label += f", logits near {level:+g}"
     target = rng.integers(0, vocab, rows).astype(np.int64)
     target[0] = vocab - 1  # the last column, in the last (partial) block
     expected = _cross_entropy_np(h, w, target, bv)
@@ -2000,6 +2028,7 @@ def _cross_entropy_cases(rng: np.random.Generator) -> list[TritonCase]:
         _cross_entropy_case(rng, 16, 128, 16, 16, 64, pads=(8, 16)),  # two row strides
         _cross_entropy_case(rng, 23, 100, 16, 16, 32, "large"),
         _cross_entropy_case(rng, 20, 100, 16, 16, 32, "negative"),
+        _cross_entropy_case(rng, 16, 100, 16, 16, 32, "first_block"),
     ]
 
 
@@ -2213,6 +2242,14 @@ def _cross_entropy_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
         return (
             "with logits near -150 your loss is inf or NaN: start the running maximum at "
             "`-float('inf')`, not 0 (from 0, exp(logit - m) underflows to 0 and log(0) = -inf)."
+        )
+    if _nonfinite(mismatch) and kind == "first_block":
+        return (
+            f"with logits near +100 in the first {block} columns and near 0 after them, your "
+            "loss is inf or NaN: the running maximum must never go down, `m_new = "
+            "tl.maximum(m, tl.max(logits, 1))`. A maximum taken from each block alone "
+            "rescales the sum by exp(m - m_new) = exp(100) at the second block, which "
+            "overflows float32."
         )
     if _nonfinite(mismatch) and kind == "large":
         return (

@@ -576,6 +576,7 @@ def layernorm_kernel(
     ),
     Blind(
         name="layernorm_eps_hardcoded",
+        hints=("the kernel's `eps` argument",),
         exercise_id="triton_layernorm",
         half=H,
         correct=False,
@@ -1482,6 +1483,7 @@ def cross_entropy_kernel(
     ),
     Blind(
         name="cross_entropy_max_reset_each_block",
+        hints=("never go down",),
         exercise_id="triton_cross_entropy",
         half=H,
         correct=False,
