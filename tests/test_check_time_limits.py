@@ -141,3 +141,19 @@ def test_compiling_for_a_gpu_holds_the_backstop_back(monkeypatch):
     beats = [(0.4, ("compiling",))] * 6  # 2.4 s of compiling against a backstop of 1 s
     pipe = _replies((0.0, ("alive",)), *beats, (0.2, verdict))
     assert _isolation._reply(pipe, 1.0) == verdict
+
+
+def test_a_frame_between_lines_does_not_crash_the_watchdog(monkeypatch):
+    # A frame's f_lineno is None while it starts or finishes; the watchdog once passed it to
+    # linecache and crashed its thread with a traceback on the notebook's stderr.
+    import types
+
+    from gpu_utils.exercises import _worker
+
+    code = types.SimpleNamespace(co_name="answer", co_filename="<cell>")
+    between = types.SimpleNamespace(f_code=code, f_lineno=None, f_back=None)
+    running = types.SimpleNamespace(f_code=code, f_lineno=3, f_back=None)
+    monkeypatch.setattr(_worker.sys, "_current_frames", lambda: {1: between, 2: running})
+    assert _worker._lines_running({"<cell>"}, skip=0) == {("<cell>", 3, False): 1}
+    monkeypatch.setattr(_worker.sys, "_current_frames", lambda: {1: between})
+    assert _worker._where(frozenset({"<cell>"}), skip=0) == ()

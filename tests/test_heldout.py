@@ -20,6 +20,7 @@ LABS = (
     "lab10_planner_r2",
     "lab10_planner_r3",
     "lab11_profile",
+    "lab11_profile_r2",
     "lab12_triton",
     "lab12_triton_r2",
     "lab12_triton_r3",

@@ -194,7 +194,12 @@ def _lines_running(filenames: set[str], skip: int) -> collections.Counter:
             name = frame.f_code.co_name
             if innermost is None and "syncthreads" in name:
                 at_barrier = True
-            if innermost is None and frame.f_code.co_filename in filenames:
+            # f_lineno is None while a frame is between lines (starting or finishing)
+            if (
+                innermost is None
+                and frame.f_code.co_filename in filenames
+                and frame.f_lineno is not None
+            ):
                 innermost = (frame.f_code.co_filename, frame.f_lineno)
             frame = frame.f_back
         if innermost is not None:
