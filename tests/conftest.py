@@ -29,3 +29,21 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture(params=["numba", "course"])
+def launch(request):
+    """Launch a kernel on numba-cuda's simulator (with gu.warp) or on the course's engine
+    (gpu_utils.sim, issue 29): the same tests hold on both (tests/test_warp*.py)."""
+
+    def run(kernel, blocks, threads, *args):
+        if request.param == "course":
+            from gpu_utils import sim
+
+            sim.launch(kernel.py_func, blocks, threads, *args)
+        else:
+            kernel[blocks, threads](*args)
+        return args
+
+    run.engine = request.param
+    return run

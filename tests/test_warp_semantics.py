@@ -11,27 +11,10 @@ import pytest
 from numba import cuda
 
 import gpu_utils as gu
-from gpu_utils import sim
 
 pytestmark = pytest.mark.skipif(gu.mode != "simulator", reason="tests the simulator's intrinsics")
 
 FULL = 0xFFFFFFFF
-
-
-@pytest.fixture(params=["numba", "course"])
-def launch(request):
-    """Launch a kernel on numba-cuda's simulator (with gu.warp) or on the course's engine
-    (gpu_utils.sim, issue 29): the same tests hold on both."""
-
-    def run(kernel, blocks, threads, *args):
-        if request.param == "course":
-            sim.launch(kernel.py_func, blocks, threads, *args)
-        else:
-            kernel[blocks, threads](*args)
-        return args
-
-    run.engine = request.param
-    return run
 
 
 ROWS = 11
