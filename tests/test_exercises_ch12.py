@@ -39,10 +39,11 @@ def test_lab_12_exercises_are_registered_in_order():
 
 
 def test_every_exercise_has_its_corpus():
-    from triton_answers import ch12_ramp  # exercises 2 and 3 (tests/test_exercises_ch12_ramp.py)
+    from triton_answers import ch12_backward, ch12_ramp  # tests/test_exercises_ch12_*.py
 
-    answers = {**ch12.ANSWERS, **ch12_ramp.ANSWERS}
-    assert set(answers) == set(IDS) and not set(ch12.ANSWERS) & set(ch12_ramp.ANSWERS)
+    tables = (ch12.ANSWERS, ch12_ramp.ANSWERS, ch12_backward.ANSWERS)
+    answers = {k: v for table in tables for k, v in table.items()}
+    assert set(answers) == set(IDS) and sum(map(len, tables)) == len(answers)
     assert_corpus_shape(answers)
     for exercise_id, table in answers.items():  # the reference and 2 alternatives at least
         assert "reference" in [a.name for a in table], exercise_id

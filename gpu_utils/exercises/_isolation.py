@@ -67,27 +67,34 @@ def run_isolated(
     the worker's watchdog run. ``sources`` maps file names to the lines of the learner's cell.
     """
     with _lock:
-        if mode not in _workers or _workers[mode][0].poll() is not None:
-            _stop(mode)
-            _workers[mode] = _start(mode)
-        process, to_worker, from_worker = _workers[mode]
-        to_worker.send((exercise_id, kind, payload, sources or {}, limit))
-        try:
-            reply = _reply(from_worker, timeout, kind != "kernel")
-        except KeyboardInterrupt:  # the learner interrupted the check: stop the kernel too
-            _stop(mode)
-            raise
-        except (EOFError, OSError):
-            code = process.wait(5)
-            _stop(mode)
-            return CheckResult(
-                False,
-                f"{exercise_id}: not yet. The checker's process stopped while running your code "
-                f"(exit code {code}). This usually means a crash inside the kernel, such as an "
-                "illegal memory access on the GPU.\nHint: check every index against its array's "
-                "size, then run the check again.",
-                exercise_id,
-            )
+        for attempt in range(2):
+            if mode not in _workers or _workers[mode][0].poll() is not None:
+                _stop(mode)
+                _workers[mode] = _start(mode)
+            process, to_worker, from_worker = _workers[mode]
+            to_worker.send((exercise_id, kind, payload, sources or {}, limit))
+            try:
+                reply = _reply(from_worker, timeout, kind != "kernel")
+                break
+            except KeyboardInterrupt:  # the learner interrupted the check: stop the kernel too
+                _stop(mode)
+                raise
+            except (EOFError, OSError):
+                code = process.wait(5)
+                _stop(mode)
+                if attempt == 0 and code is not None and code < 0:
+                    # killed by a signal: a crash of the process (seen once, rarely, in numba's
+                    # simulator under heavy load), not necessarily of the answer: run it again
+                    # once in a fresh process before blaming the learner's code
+                    continue
+                return CheckResult(
+                    False,
+                    f"{exercise_id}: not yet. The checker's process stopped while running your code "
+                    f"(exit code {code}). This usually means a crash inside the kernel, such as an "
+                    "illegal memory access on the GPU.\nHint: check every index against its array's "
+                    "size, then run the check again.",
+                    exercise_id,
+                )
         if isinstance(reply, _NotStarted):
             _stop(mode)
             return CheckResult(
