@@ -181,3 +181,27 @@ def test_a_checker_process_killed_once_runs_the_answer_again(tmp_path):
     answer, _ = answer_from(source, "crash_once")
     result = gu.exercises.check(EXERCISE, answer)
     assert flag.exists() and "exit code" not in result.message and result.attempted
+
+
+def test_a_kernel_check_whose_worker_hung_runs_once_more(monkeypatch):
+    # the backstop fires only when the worker's own watchdog said nothing: a hung process, which
+    # gets one more run in a fresh process before the learner is told the code kept running
+    replies = iter([None, (True, "k: passed.", "k", True, "")])
+    started = []
+
+    class Worker:
+        def poll(self):
+            return None
+
+    class Pipe:
+        def send(self, message):
+            pass
+
+    monkeypatch.setattr(_isolation, "_workers", {})
+    monkeypatch.setattr(
+        _isolation, "_start", lambda mode: started.append(mode) or (Worker(), Pipe(), Pipe())
+    )
+    monkeypatch.setattr(_isolation, "_stop", lambda mode: _isolation._workers.pop(mode, None))
+    monkeypatch.setattr(_isolation, "_reply", lambda *args: next(replies))
+    result = _isolation.run_isolated("k", "kernel", b"", "simulator", 1.0)
+    assert result.passed and len(started) == 2

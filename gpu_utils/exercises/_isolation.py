@@ -75,6 +75,13 @@ def run_isolated(
             to_worker.send((exercise_id, kind, payload, sources or {}, limit))
             try:
                 reply = _reply(from_worker, timeout, kind != "kernel")
+                if reply is None and kind == "kernel" and attempt == 0:
+                    # the worker's own watchdog stops an endless kernel well before this
+                    # backstop, with its line; a worker that said nothing at all hung (numba's
+                    # simulator, rarely, under heavy load: a check of 3 s in a CI run): run it
+                    # once more in a fresh process before telling the learner
+                    _stop(mode)
+                    continue
                 break
             except KeyboardInterrupt:  # the learner interrupted the check: stop the kernel too
                 _stop(mode)
