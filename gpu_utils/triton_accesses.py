@@ -60,6 +60,7 @@ from .viz import (
     _fmt_id,
     _index,
     _linear,
+    _stacked_panels,
     _used_axes,
 )
 
@@ -288,8 +289,6 @@ class TritonAccesses:
         (an int or an (x, y, z) tuple), only that program's accesses, each element numbered with
         the lane that touched it (its position in the block). Returns the matplotlib Figure
         (``plt.show()`` shows it)."""
-        import matplotlib.pyplot as plt
-
         wanted = None if program is None else _program(program)
         touched = [t for t in self.tensors if any(a.tensor == t for a in self.accesses)]
         names = [self.name(tensor)] if tensor is not None else touched
@@ -305,17 +304,13 @@ class TritonAccesses:
             chosen = kind or ("store" if self.count(name, "write").any() else "load")
             accesses = self._selected(name, _kinds(chosen), wanted)
             panels.append((name, chosen, accesses, self._cells(name, accesses)))
-        widest = max(p[3].shape[1] for p in panels)
-        cell = min(0.38, 10.5 / widest)
-        width = max(5.5, cell * widest + 3.0)
-        heights = [max(0.9, cell * p[3].shape[0] + 0.8) for p in panels]
-        fig, axes = plt.subplots(
-            len(panels),
-            1,
-            figsize=(width, sum(heights) + 0.6),
-            squeeze=False,
-            gridspec_kw={"height_ratios": heights},
-            layout="constrained",
+        fig, axes = _stacked_panels(
+            [p[3].shape for p in panels],
+            min_width=5.5,
+            margin=3.0,
+            min_height=0.9,
+            pad=0.8,
+            title=0.6,
         )
         colours = _block_colours(math.prod(self.grid))
         for ax, (name, chosen, accesses, cells) in zip(axes[:, 0], panels, strict=True):

@@ -447,25 +447,35 @@ def _block_label(linear: int, result: ThreadMap, used: int) -> str:
     return _fmt_id(index, used)
 
 
-def _plot(result: ThreadMap, max_annotated: int):
+def _stacked_panels(
+    shapes, *, min_width=4.5, margin=2.5, min_height=0.8, pad=0.7, title=0.5
+) -> tuple:
+    """A figure of one panel per (rows, columns) grid of cells, stacked, all cells the same size
+    (at most 0.38 in, so that the widest panel stays within about 13 in); ``min_width``,
+    ``margin``, ``min_height``, ``pad`` and ``title`` (inches) leave room for labels. Used by
+    :func:`thread_map` and ``gu.triton_accesses``' ``draw``. Returns (figure, axes column)."""
     import matplotlib.pyplot as plt
 
-    drawable = [a for a in result.arrays if len(a.shape) in (1, 2)]
-    if not drawable:
-        raise ValueError("thread_map draws 1-D and 2-D arrays; read the summary for the others")
-    shapes = [_cells(a).shape for a in drawable]
     widest = max(c for _, c in shapes)
-    cell = min(0.38, 10.5 / widest)  # inches per element, so that the figure stays within 13 in
-    width = max(4.5, cell * widest + 2.5)
-    heights = [max(0.8, cell * r + 0.7) for r, _ in shapes]
+    cell = min(0.38, 10.5 / widest)  # inches per element
+    width = max(min_width, cell * widest + margin)
+    heights = [max(min_height, cell * r + pad) for r, _ in shapes]
     fig, axes = plt.subplots(
-        len(drawable),
+        len(shapes),
         1,
-        figsize=(width, sum(heights) + 0.5),
+        figsize=(width, sum(heights) + title),
         squeeze=False,
         gridspec_kw={"height_ratios": heights},
         layout="constrained",
     )
+    return fig, axes
+
+
+def _plot(result: ThreadMap, max_annotated: int):
+    drawable = [a for a in result.arrays if len(a.shape) in (1, 2)]
+    if not drawable:
+        raise ValueError("thread_map draws 1-D and 2-D arrays; read the summary for the others")
+    fig, axes = _stacked_panels([_cells(a).shape for a in drawable])
     colours = _block_colours(math.prod(result.griddim))
     for ax, write_map in zip(axes[:, 0], drawable, strict=True):
         _draw_array(ax, result, write_map, colours, max_annotated)
