@@ -68,6 +68,7 @@ BENCHMARK_TIMEOUT_S = {
     "kernels": 75,
     "trace_vs_ncu": 40,
     "ch12_triton": 90,  # its goal: within 90 s on an H100 (chapter 12)
+    "ch13_serving": 90,  # two decoders (1.1B, 7B), batch 1-256, eager and CUDA graphs
 }
 DEFAULT_BENCHMARK_TIMEOUT_S = 45
 #: Arguments that keep a script within its limit on a single-GPU machine.
