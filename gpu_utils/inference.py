@@ -632,10 +632,133 @@ class Request:
 
 
 @dataclass
-class _Seq:
+class Seq:
+    """A request inside the scheduler: ``to_prefill`` counts the prompt tokens (and, after a
+    preemption, the generated ones) not yet in the cache; ``generated`` the tokens produced."""
+
     request: Request
-    to_prefill: int  # prompt tokens (and, after a preemption, generated ones) not yet in the cache
+    to_prefill: int
     generated: int = 0
+
+    @property
+    def id(self) -> int:
+        return self.request.id
+
+
+@dataclass
+class SchedulerState:
+    """What one scheduler step sees and changes: ``running`` (admitted sequences, prefilling or
+    decoding, in admission order), ``waiting`` (queued: preempted sequences first, then
+    arrivals in order) and ``cache`` (a :class:`PagedAllocator`, keyed by request id)."""
+
+    running: list
+    waiting: list
+    cache: PagedAllocator
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    """What one scheduler step did: the ids of the sequences that ``decode`` a token, the
+    ``prefill`` chunks as (id, tokens), the ids ``admitted`` from the queue and those
+    ``preempted`` (their blocks freed, queued again to be recomputed)."""
+
+    decode: tuple = ()
+    prefill: tuple = ()
+    admitted: tuple = ()
+    preempted: tuple = ()
+
+    @property
+    def tokens(self) -> int:
+        """Tokens the step runs through the model: one per decode plus the chunks."""
+        return len(self.decode) + sum(n for _, n in self.prefill)
+
+
+def schedule_step(
+    state: SchedulerState,
+    token_budget: int,
+    max_batch: int | None = None,
+    policy: str = "continuous",
+) -> StepPlan:
+    """One step of :func:`serve`'s scheduler: change ``state`` (the cache, ``running``,
+    ``waiting``, each sequence's ``to_prefill``) and return what it did as a :class:`StepPlan`.
+
+    ``"continuous"``, in this order:
+
+    1. every running sequence past its prompt (``to_prefill == 0``), in admission order,
+       decodes one token while budget is left: it takes one cache slot; when no block is free,
+       the most recently admitted sequence (``running[-1]``, possibly itself) is preempted,
+       again until it can grow or is itself preempted: its blocks are freed, its
+       ``to_prefill`` becomes its prompt plus the tokens generated so far (recomputation, Kwon
+       et al. 2023, section 4.5) and it goes to the front of ``waiting``;
+    2. prompt chunks of ``min(budget left, to_prefill)`` tokens: first the running sequences
+       still prefilling, then the waiting ones, in order, stopping at the first that finds no
+       budget left, the batch full (``max_batch``: a waiting one is admitted, moved to the end
+       of ``running``) or too few free blocks for its chunk.
+
+    ``"static"``: decode as above; prefill only when nothing is running: a batch of waiting
+    sequences, whole prompts, as long as ``max_batch`` and room for their whole output allow.
+
+    The loop around it (:func:`serve`) queues arrivals, hands out the tokens (a decode, or a
+    chunk that ends a prompt, makes one) and retires finished sequences."""
+    if policy not in ("continuous", "static"):
+        raise ValueError(f"policy must be 'continuous' or 'static', got {policy!r}")
+    running, waiting, cache = state.running, state.waiting, state.cache
+    budget = token_budget
+    decode: list = []
+    prefill: list = []
+    admitted: list = []
+    preempted: list = []
+
+    def preempt(victim: Seq) -> None:
+        cache.free(victim.id)
+        running.remove(victim)
+        victim.to_prefill = victim.request.prompt + victim.generated
+        waiting.insert(0, victim)
+        preempted.append(victim.id)
+
+    # 1. every sequence past its prompt decodes one token (its last token enters the cache)
+    for seq in [s for s in running if s.to_prefill == 0]:
+        if seq not in running or budget == 0:
+            continue
+        while not cache.can_grow(seq.id) and seq in running:
+            preempt(running[-1])
+        if seq not in running:
+            continue
+        cache.grow(seq.id)
+        budget -= 1
+        decode.append(seq.id)
+
+    # 2. prompt chunks, oldest admitted first, then new admissions
+    if policy == "continuous":
+        for seq in [s for s in running if s.to_prefill > 0] + list(waiting):
+            full = max_batch is not None and len(running) >= max_batch
+            if budget == 0 or (seq not in running and full):
+                break
+            chunk = min(budget, seq.to_prefill)
+            if not cache.can_grow(seq.id, chunk):
+                break
+            if seq not in running:
+                waiting.remove(seq)
+                running.append(seq)
+                admitted.append(seq.id)
+            cache.grow(seq.id, chunk)
+            seq.to_prefill -= chunk
+            budget -= chunk
+            prefill.append((seq.id, chunk))
+    elif not running:  # static: a new batch only once the last one has finished
+        spare = cache.free_blocks
+        for seq in list(waiting):
+            need = cache.blocks_for(seq.request.prompt + seq.request.output)
+            if (max_batch is not None and len(running) >= max_batch) or need > spare:
+                break
+            spare -= need  # room for its whole output: a static batch never preempts
+            waiting.remove(seq)
+            running.append(seq)
+            admitted.append(seq.id)
+            cache.grow(seq.id, seq.to_prefill)
+            prefill.append((seq.id, seq.to_prefill))
+            seq.to_prefill = 0
+    return StepPlan(tuple(decode), tuple(prefill), tuple(admitted), tuple(preempted))
 
 
 @dataclass(frozen=True)
@@ -669,6 +792,7 @@ def serve(
     max_batch: int | None = None,
     step_time=None,
     max_steps: int = 1_000_000,
+    scheduler=None,
 ) -> ServeResult:
     """Run ``requests`` through one model replica, step by step.
 
@@ -685,13 +809,17 @@ def serve(
     batch has completely finished, as before iteration-level scheduling.
 
     ``step_time(decode_tokens, prefill_tokens, context_tokens)`` gives a step's seconds (for
-    instance from :func:`decode_step`'s bound); without it every step counts 1."""
+    instance from :func:`decode_step`'s bound); without it every step counts 1.
+
+    Each step is :func:`schedule_step` (or ``scheduler``, called the same way: lab 13's
+    checker runs the learner's step in this loop)."""
     if policy not in ("continuous", "static"):
         raise ValueError(f"policy must be 'continuous' or 'static', got {policy!r}")
     _positive("token_budget", token_budget)
     requests = sorted(requests, key=lambda r: (r.arrival, r.id))
     if len({r.id for r in requests}) != len(requests):
         raise ValueError("every request needs its own id")
+    scheduler = schedule_step if scheduler is None else scheduler
     cache = PagedAllocator(num_blocks, block_size)
     for r in requests:
         if cache.blocks_for(r.prompt + r.output) > num_blocks:
@@ -700,72 +828,28 @@ def serve(
                 f"{num_blocks * block_size} there are: give serve() more num_blocks"
             )
     pending = list(requests)
-    waiting: list[_Seq] = []
-    running: list[_Seq] = []  # admitted: prefilling or decoding, in admission order
+    state = SchedulerState(running=[], waiting=[], cache=cache)
     clock, step, preemptions, tokens = 0.0, 0, 0, 0
     arrived_at, first, last, trace = {}, {}, {}, []
     gaps: dict = {}
 
-    def preempt(victim: _Seq) -> None:
-        nonlocal preemptions
-        preemptions += 1
-        cache.free(victim.request.id)
-        running.remove(victim)
-        victim.to_prefill = victim.request.prompt + victim.generated
-        waiting.insert(0, victim)
-
-    while pending or waiting or running:
+    while pending or state.waiting or state.running:
         if step >= max_steps:
             raise RuntimeError(f"serve() stopped after {max_steps} steps: raise max_steps")
         while pending and pending[0].arrival <= step:
             r = pending.pop(0)
             arrived_at[r.id] = clock
-            waiting.append(_Seq(r, r.prompt))
-        budget, decode, prefill = token_budget, 0, 0
-        produced: list[_Seq] = []
-        # 1. every sequence past its prompt decodes one token (its last token enters the cache)
-        for seq in [s for s in running if s.to_prefill == 0]:
-            if seq not in running or budget == 0:
-                continue
-            while not cache.can_grow(seq.request.id) and seq in running:
-                preempt(running[-1])
-            if seq not in running:
-                continue
-            cache.grow(seq.request.id)
-            budget, decode = budget - 1, decode + 1
-            produced.append(seq)
-
-        # 2. prompt chunks, oldest admitted first, then new admissions
-        if policy == "continuous":
-            for seq in [s for s in running if s.to_prefill > 0] + list(waiting):
-                full = max_batch is not None and len(running) >= max_batch
-                if budget == 0 or (seq not in running and full):
-                    break
-                chunk = min(budget, seq.to_prefill)
-                if not cache.can_grow(seq.request.id, chunk):
-                    break
-                if seq not in running:
-                    waiting.remove(seq)
-                    running.append(seq)
-                cache.grow(seq.request.id, chunk)
-                seq.to_prefill -= chunk
-                budget, prefill = budget - chunk, prefill + chunk
-                if seq.to_prefill == 0:
-                    produced.append(seq)
-        elif not running:  # static: a new batch only once the last one has finished
-            spare = cache.free_blocks
-            for seq in list(waiting):
-                need = cache.blocks_for(seq.request.prompt + seq.request.output)
-                if (max_batch is not None and len(running) >= max_batch) or need > spare:
-                    break
-                spare -= need  # room for its whole output: a static batch never preempts
-                waiting.remove(seq)
-                running.append(seq)
-                cache.grow(seq.request.id, seq.to_prefill)
-                prefill += seq.to_prefill
-                seq.to_prefill = 0
-                produced.append(seq)
-        context = sum(cache.tokens(s.request.id) for s in running)
+            state.waiting.append(Seq(r, r.prompt))
+        plan = scheduler(state, token_budget, max_batch, policy)
+        running = state.running
+        by_id = {s.id: s for s in running}
+        preemptions += len(plan.preempted)
+        decode = len(plan.decode)
+        prefill = sum(n for _, n in plan.prefill)
+        # a decode, or a chunk that ends its prompt, makes a token
+        produced = [by_id[i] for i in plan.decode]
+        produced += [by_id[i] for i, _ in plan.prefill if by_id[i].to_prefill == 0]
+        context = sum(state.cache.tokens(s.id) for s in running)
         clock += _step_cost(step_time, decode, prefill, context)
         for seq in produced:
             rid = seq.request.id
@@ -778,8 +862,8 @@ def serve(
             last[rid] = clock
             if seq.generated == seq.request.output:
                 running.remove(seq)
-                cache.free(rid)
-        trace.append((decode, prefill, len(running), cache.free_blocks))
+                state.cache.free(rid)
+        trace.append((decode, prefill, len(running), state.cache.free_blocks))
         step += 1
     return ServeResult(
         steps=step,

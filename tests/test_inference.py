@@ -349,6 +349,81 @@ def test_serve_says_what_to_do_with_bad_input(kwargs, words):
         inf.serve([inf.Request(0, 0, 100, 10)], **kwargs)
 
 
+# --- one scheduler step (section 4; lab 13's serving_schedule_step) ---------------------------
+
+
+def _state(num_blocks, block_size, running=(), waiting=()):
+    """A scheduler state: ``running`` as (id, prompt, output, cached tokens, to_prefill,
+    generated), ``waiting`` as (id, prompt, output)."""
+    cache = inf.PagedAllocator(num_blocks, block_size)
+    state = inf.SchedulerState([], [], cache)
+    for rid, prompt, output, cached, to_prefill, generated in running:
+        cache.grow(rid, cached)
+        state.running.append(inf.Seq(inf.Request(rid, 0, prompt, output), to_prefill, generated))
+    for rid, prompt, output in waiting:
+        state.waiting.append(inf.Seq(inf.Request(rid, 0, prompt, output), prompt))
+    return state
+
+
+def test_a_step_decodes_first_then_spends_what_is_left_on_chunks_oldest_first():
+    state = _state(
+        64, 4,
+        running=[(0, 5, 9, 7, 0, 2), (1, 10, 3, 6, 4, 0), (2, 3, 4, 4, 0, 1)],
+        waiting=[(3, 20, 2), (4, 2, 2)],
+    )  # fmt: skip
+    plan = inf.schedule_step(state, token_budget=9)
+    assert plan.decode == (0, 2)  # request 1 is still prefilling
+    assert plan.prefill == ((1, 4), (3, 3))  # 9 - 2 decodes: 1's last 4 tokens, then 3 of 3's
+    assert plan.admitted == (3,) and plan.preempted == () and plan.tokens == 9
+    assert [s.id for s in state.running] == [0, 1, 2, 3] and [s.id for s in state.waiting] == [4]
+    assert state.running[3].to_prefill == 17 and state.cache.tokens(3) == 3
+    assert state.cache.tokens(0) == 8 and state.cache.tokens(1) == 10
+
+
+def test_a_budget_smaller_than_the_decodes_leaves_the_last_ones_waiting():
+    state = _state(16, 2, running=[(i, 2, 5, 3, 0, 1) for i in range(3)], waiting=[(3, 4, 1)])
+    plan = inf.schedule_step(state, token_budget=2)
+    assert plan.decode == (0, 1) and plan.prefill == () and plan.admitted == ()
+
+
+def test_a_full_cache_preempts_the_most_recently_admitted_sequence_for_recomputation():
+    # 3 blocks of 2 slots, all held and full: 0 (2 tokens), 1 (2), 2 (2, still prefilling)
+    state = _state(3, 2, running=[(0, 1, 9, 2, 0, 1), (1, 1, 9, 2, 0, 1), (2, 5, 9, 2, 3, 0)])
+    plan = inf.schedule_step(state, token_budget=8)
+    # 0 needs a block: 2 (the newest) goes; 1 needs one: 1 itself is now the newest and goes
+    assert plan.preempted == (2, 1) and plan.decode == (0,)
+    # both queued, the last preempted first; 1 recomputes its prompt (1) and its token (1):
+    # 2 tokens, in the block it gave back; 2's 5 need 3 blocks and wait
+    assert plan.prefill == ((1, 2),) and plan.admitted == (1,)
+    assert [s.id for s in state.running] == [0, 1] and [s.id for s in state.waiting] == [2]
+    assert state.running[1].to_prefill == 0 and state.waiting[0].to_prefill == 5
+    assert state.cache.free_blocks == 0
+
+
+def test_max_batch_stops_admissions_but_not_the_chunks_of_admitted_sequences():
+    state = _state(64, 4, running=[(0, 9, 2, 4, 5, 0)], waiting=[(1, 3, 1)])
+    plan = inf.schedule_step(state, token_budget=16, max_batch=1)
+    assert plan.prefill == ((0, 5),) and plan.admitted == ()
+
+
+def test_serve_is_its_steps():
+    """serve() with a recording scheduler: each step's tokens stay within the budget and the
+    trace is the plans' counts."""
+    plans = []
+
+    def recording(state, budget, max_batch, policy):
+        plans.append(inf.schedule_step(state, budget, max_batch, policy))
+        return plans[-1]
+
+    requests = _requests(seed=5)
+    kw = dict(token_budget=48, num_blocks=60, block_size=16, max_batch=6)
+    r = inf.serve(requests, scheduler=recording, **kw)
+    assert r == inf.serve(requests, **kw)
+    assert r.preemptions == sum(len(p.preempted) for p in plans) > 0
+    assert [t[:2] for t in r.trace] == [(len(p.decode), p.tokens - len(p.decode)) for p in plans]
+    assert all(p.tokens <= 48 for p in plans)
+
+
 # --- the largest batch the cache allows (section 3; lab 13's serving_kv_budget) ----------------
 
 
