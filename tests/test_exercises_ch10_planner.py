@@ -602,6 +602,7 @@ def layout(dp, tp, pp, zero, b=1, recompute="none", v=1):
             "zero_stage": 1,
             "micro_batch_size": 1,
             "recompute": "none",
+            "interleave": 1,
         },
     ],
 )
@@ -681,11 +682,27 @@ def test_a_bad_fsdp_layout_still_fails_with_its_evidence():
         (lambda: {**layout(16, 4, 4, 1)(), "tp": 4.5}, "tp is a whole number"),
         (lambda: {**layout(16, 4, 4, 1)(), "zero_stage": 4}, "stages 0, 1, 2 and 3"),
         (layout(16, 4, 4, 1, b=0), "at least 1"),
+        # the lab's layout has seven keys (interleave: 1 for none); none is defaulted
+        (lambda: _without(layout(32, 8, 1, 1)(), "interleave"), "has no interleave (the virtual"),
+        (lambda: _without(layout(16, 4, 4, 1)(), "recompute"), "has no recompute"),
+        (
+            lambda: {**_without(layout(32, 8, 1, 1)(), "interleave"), "interleaved": 1},
+            "'interleaved'. Did you mean interleave? It has no interleave.",
+        ),
+        (
+            lambda: {**_without(layout(32, 8, 1, 1)(), "zero_stage"), "zero": 1},
+            "'zero'. Did you mean zero_stage?",
+        ),
+        (lambda: {**_without(layout(16, 4, 4, 1)(), "interleave"), "v": 4}, "It has no interleave"),
     ],
 )
 def test_malformed_layouts_are_explained(answer, words):
     result = run("planner_layout_fits", answer)
     assert not result.passed and words in result.message, result.message
+
+
+def _without(layout: dict, key: str) -> dict:
+    return {k: value for k, value in layout.items() if k != key}
 
 
 # --- planner_defend ----------------------------------------------------------------------------
@@ -750,6 +767,18 @@ def test_defend_reference_and_alternatives_pass():
 def test_defend_mistakes_are_explained(changes, words):
     result = run("planner_defend", defence(**changes))
     assert not result.passed and words in result.message, result.message
+
+
+def test_defend_with_memory_and_step_swapped_says_so():
+    """Evidence, not the code: memory_gib equals the planner's step time and step_seconds its
+    memory (each the other's expected figure); one of them alone is named as the step time."""
+    mine = layout(8, 4, 8, 1)()
+    gib, step = memory_answer()(mine), step_answer()(mine)
+    result = run("planner_defend", defence(memory_gib=step, step_seconds=gib))
+    assert not result.passed and "each is the other's figure" in result.message, result.message
+    assert "so the two are swapped" in result.message
+    result = run("planner_defend", defence(memory_gib=step))
+    assert not result.passed and "the planner's step time for your layout" in result.message
 
 
 def test_defend_with_the_planners_own_numbers_is_told_to_predict():

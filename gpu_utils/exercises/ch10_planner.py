@@ -35,6 +35,7 @@ by come from ``gu.memory``, ``gu.flops`` and ``gu.parallelism.in_flight_chunks``
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import math
 import numbers
@@ -181,24 +182,30 @@ def read_layout(value) -> tuple[dict | None, tuple[str, str] | None]:
                 EXAMPLE + ".",
             )
     unknown = [k for k in value if k not in KEYS]
+    missing = [k for k in KEYS if k not in value]
     if unknown:
         name = str(unknown[0])
-        note = ""
-        if "micro" in name:
+        # a misspelt key: one of the keys the layout lacks, spelt nearly so
+        near = difflib.get_close_matches(name, missing, n=1, cutoff=0.5)
+        note = f" Did you mean {near[0]}?" if near else ""
+        if missing:
+            note += f" It has no {', '.join(missing)}."
+        if "micro" in name and not near:
             note = (
                 " The number of micro-batches is not a choice of its own: it follows from the "
                 "batch, dp and micro_batch_size."
             )
         return None, (
             f"Your layout has a key this lab does not know: {_shown(name)}.{note}",
-            f"use exactly the keys {', '.join(KEYS)} (interleave may be left out: 1).",
+            f"use exactly the seven keys {', '.join(KEYS)}.",
         )
-    value = {"interleave": 1, **value}
-    missing = [k for k in KEYS if k not in value]
     if missing:
+        note = ""
+        if missing == ["interleave"]:
+            note = " (the virtual stages per GPU: 1 for none, also without a pipeline)"
         return None, (
-            f"Your layout has no {', '.join(missing)}.",
-            f"give every one of {', '.join(KEYS)}.",
+            f"Your layout has no {', '.join(missing)}{note}.",
+            f"a layout is a dict with all seven keys: {', '.join(KEYS)}.",
         )
     layout = {}
     for key in KEYS:
@@ -2383,6 +2390,30 @@ def _not_own(eid: str, answer, value: dict, layout: dict) -> CheckResult | None:
     return None
 
 
+def _swapped(memory_gib: float, step: float | None, x: parallelism.Layout):
+    """(what, hint) when memory_gib is off the planner's memory but equals its step time (and
+    step_seconds its memory, when it does): the two fields exchanged; else None."""
+    gib = x.memory_per_gpu / GIB
+    if _close(memory_gib, gib, MEMORY_TOL) or not _close(memory_gib, x.step_time, STEP_TOL):
+        return None
+    hint = (
+        "memory_gib is predict_memory_gib(layout), in GiB; step_seconds is "
+        "predict_step_seconds(layout), in seconds."
+    )
+    if step is not None and _close(step, gib, MEMORY_TOL):
+        return (
+            f"memory_gib is {memory_gib:.3g} and step_seconds {step:.3g}: each is the other's "
+            f"figure (the planner's: {gib:.3g} GiB and {x.step_time:.3g} s), so the two are "
+            "swapped.",
+            hint,
+        )
+    return (
+        f"memory_gib is {memory_gib:.3g}, the planner's step time for your layout "
+        f"({x.step_time:.3g} s), not its memory ({gib:.3g} GiB).",
+        hint,
+    )
+
+
 def _check_defend(answer) -> CheckResult:
     eid = "planner_defend"
     if not callable(answer):
@@ -2424,6 +2455,9 @@ def _check_defend(answer) -> CheckResult:
     memory_gib, step = _number(value["memory_gib"]), _number(value["step_seconds"])
     if memory_gib is None:
         return failed(eid, f"memory_gib is {_shown(value['memory_gib'])}.", "give a number of GiB.")
+    swapped = _swapped(memory_gib, step, x)
+    if swapped is not None:
+        return failed(eid, *swapped)
     if not _close(memory_gib, x.memory_per_gpu / GIB, MEMORY_TOL):
         hint = _one_layout_hint(MEMORY, layout, memory_gib)
         return failed(
