@@ -698,6 +698,20 @@ def python_function(kernel) -> Callable:
     )
 
 
+def _course_engine() -> bool:
+    """Whether ``GPU_COURSE_SIM=course`` selects the course's engine (simulator mode only)."""
+    from numba import config
+
+    if not config.ENABLE_CUDASIM:
+        return False
+    from .sim import engine
+
+    try:
+        return engine() == "course"
+    except ValueError:  # a misspelt value: numba-cuda's simulator (select_engine warns)
+        return False
+
+
 def run(
     kernel,
     griddim,
@@ -716,7 +730,26 @@ def run(
     exception in a thread stops the launch and is raised; with ``keep_going=True`` it ends only
     that thread, is kept as its ``failure`` (None for a thread that finished), and every thread
     of the grid still runs.
+
+    With ``GPU_COURSE_SIM=course`` (simulator mode) the launch runs on the course's engine
+    (:mod:`gpu_utils.sim.tracing`, the same records), except with ``keep_going`` or a kernel
+    that engine cannot compile (e.g. without source), which stay on numba-cuda's simulator.
     """
+    if not keep_going and _course_engine():
+        from .sim import tracing
+
+        done = tracing.run(
+            kernel,
+            griddim,
+            blockdim,
+            args,
+            recorder=recorder,
+            on_block=on_block,
+            dynshared_size=dynshared_size,
+            divergence=divergence,
+        )
+        if done is not None:
+            return done
     warp.install()  # also warns when numba-cuda is not the tested release
     from numba.cuda.errors import normalize_kernel_dimensions
     from numba.cuda.simulator import kernel as simulator

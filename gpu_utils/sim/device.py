@@ -9,6 +9,8 @@ included), so results agree with the oracle.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .rewrite import BARRIERS, WARP_INTRINSICS, NotHandledYet, check_index
@@ -50,6 +52,7 @@ class Shared:
     def __init__(self, dynshared_size: int) -> None:
         self.dynshared_size = dynshared_size
         self.block: dict = {}
+        self.observe = None  # an observer's shared(site, array, dynamic, frame), when one runs
 
     def new_block(self) -> None:
         self.block = {}
@@ -59,13 +62,16 @@ class Shared:
         if found is not None:
             return found
         dtype = _dtype(dtype)
-        if shape == 0 or shape == (0,):
+        dynamic = shape == 0 or shape == (0,)
+        if dynamic:
             buffer = self.block.get("dynamic")
             if buffer is None:
                 buffer = self.block["dynamic"] = np.zeros(self.dynshared_size, np.byte)
             array = np.frombuffer(buffer.data, dtype, self.dynshared_size // dtype.itemsize)
         else:
             array = np.empty(shape, dtype)
+        if self.observe is not None:
+            array = self.observe(site, array, dynamic, sys._getframe(1))
         self.block[site] = array
         return array
 

@@ -15,6 +15,10 @@ it yields at a barrier or finishes, then the engine releases what may go on:
 
 A block that runs longer than ``loop_limit`` seconds is stopped (a watchdog thread raises in
 the engine's thread) and reported with the line it was on.
+
+An ``observer`` (:class:`gpu_utils.sim.observe.Observer`, None by default) sees every access to a
+global or shared array and every barrier a thread passes: ``gu.trace`` and its race check run on
+it. Without one nothing is wrapped and the loops below are the same.
 """
 
 from __future__ import annotations
@@ -302,7 +306,9 @@ def _kernel_line(tb, codes) -> int | None:
 class Launch:
     """One launch of a rewritten kernel over a grid."""
 
-    def __init__(self, function, griddim, blockdim, args, dynshared_size=0, loop_limit=None):
+    def __init__(
+        self, function, griddim, blockdim, args, dynshared_size=0, loop_limit=None, observer=None
+    ):
         self.grid_dim = _dims(griddim, "the grid (blocks per grid)")
         self.block_dim = _dims(blockdim, "the block (threads per block)")
         threads = self.block_dim[0] * self.block_dim[1] * self.block_dim[2]
@@ -322,6 +328,13 @@ class Launch:
         self.thread_xs = [tid.x for tid in self.thread_ids]
         self.codes = {f.__code__ for f in self.linker.built.values()}
         self.visits: dict = {}  # (thread, site) -> calls of activemask there, this block
+        self.observer = observer
+        self.lenient = observer is not None and observer.lenient_barriers
+        if observer is not None:
+            # each compiled code object -> its source function's (what numba's simulator runs)
+            self.original = {b.__code__: f.__code__ for (f, _), b in self.linker.built.items()}
+            self.module.shared.observe = observer.shared
+            observer.start(self)
 
     def run(self) -> None:
         watchdog = _Watchdog(self.limit)
@@ -331,12 +344,17 @@ class Launch:
             module = self.module
             gx, gy, gz = self.grid_dim
             run_block = self._run_generators if self.generator else self._run_plain
+            observer = self.observer
             for z, y, x in product(range(gz), range(gy), range(gx)):
                 block = (x, y, z)
                 module.set_block(block)
                 self.visits.clear()
                 watchdog.new_block()
+                if observer is not None:
+                    observer.begin_block(self)
                 run_block()
+                if observer is not None:
+                    observer.end_block(self)
         except _Stop:
             pass
         except (SimulatorError, NotHandledYet):
@@ -430,6 +448,7 @@ class Launch:
         runnable = dict.fromkeys(range(n))  # thread -> what its barrier returns to it
         base = module._base[0]
         grid1 = [base + x for x in self.thread_xs]
+        observer = self.observer
         try:
             while True:
                 yields = []
@@ -447,7 +466,8 @@ class Launch:
                         left = True
                 first = yields[0] if yields else None
                 if (
-                    not left
+                    observer is None
+                    and not left
                     and not waiting
                     and first is not None
                     and first[0] == SYNC
@@ -473,7 +493,7 @@ class Launch:
         tids = self.thread_ids
         sites = {w[1] for w in waiting.values()}
         block = self.module.blockIdx
-        if len(sites) > 1:
+        if len(sites) > 1 and not self.lenient:
             by_site: dict[int, int] = {}
             for i, w in waiting.items():
                 by_site.setdefault(w[1], i)
@@ -485,7 +505,7 @@ class Launch:
                 **self.located(i1, SITES[s1][1], None),
             )
         site = next(iter(sites))
-        if exits:
+        if exits and not self.lenient:
             first_waiter = next(iter(waiting))
             barrier_line = _gen_line_top(gens[first_waiter])
             for line, i in exits.items():
@@ -510,6 +530,8 @@ class Launch:
             else:
                 result = int(any(values))
         released = dict.fromkeys(waiting, result)
+        if self.observer is not None:
+            self.observer.released(kind, {i: w[1] for i, w in waiting.items()})
         waiting.clear()
         return released
 
@@ -540,6 +562,7 @@ def _numpy_out_of_bounds(error, codes) -> IndexOutOfBounds | None:
     if label is None:
         return None
     value = last.tb_frame.f_locals.get(label, last.tb_frame.f_globals.get(label))
+    value = getattr(value, "_ary", value)  # an observed array
     shape = tuple(value.shape) if isinstance(value, np.ndarray) else None
     of_shape = f" of shape {shape}" if shape is not None else ""
     return IndexOutOfBounds(
@@ -559,10 +582,12 @@ def _gen_line_top(gen) -> int | None:
     return frame.f_lineno if frame is not None else None
 
 
-def launch(function, griddim, blockdim, *args, dynshared_size: int = 0, loop_limit=None) -> None:
+def launch(
+    function, griddim, blockdim, *args, dynshared_size: int = 0, loop_limit=None, observer=None
+) -> None:
     """Run ``function`` (a kernel's Python function, ``kernel.py_func``, or the kernel) over a
     grid of ``griddim`` blocks of ``blockdim`` threads, with ``args`` as numpy arrays, device
-    arrays or scalars."""
+    arrays or scalars; ``observer`` (:mod:`gpu_utils.sim.observe`) sees its memory accesses."""
     inner = _device_function(function)
     if inner is not None:
         function = inner
@@ -571,4 +596,4 @@ def launch(function, griddim, blockdim, *args, dynshared_size: int = 0, loop_lim
             f"gpu_utils.sim.launch runs a kernel's Python function (kernel.py_func) or a "
             f"@cuda.jit kernel; got {type(function).__name__}"
         )
-    Launch(function, griddim, blockdim, args, dynshared_size, loop_limit).run()
+    Launch(function, griddim, blockdim, args, dynshared_size, loop_limit, observer).run()

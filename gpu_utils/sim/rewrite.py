@@ -59,6 +59,9 @@ WARP_INTRINSICS = (
 
 #: Every barrier site of every compiled function: site id -> (file name, line, function name).
 SITES: list[tuple[str, int, str]] = []
+#: The source function's code object of each site (site id -> code), for observers
+#: (:mod:`gpu_utils.sim.observe`), which name code objects as numba's simulator runs them.
+SITE_CODES: dict[int, types.CodeType] = {}
 
 
 class NotHandledYet(NotImplementedError):
@@ -115,7 +118,9 @@ def check_index(array, index, axis, name):
     integers, go through unchanged: numpy then raises its own error, as in numba's simulator.
     """
     if type(array) is not np.ndarray and not isinstance(array, np.ndarray):
-        return index
+        array = getattr(array, "_ary", None)  # an observed array (gpu_utils.sim.observe)
+        if not isinstance(array, np.ndarray):
+            return index
     if axis is None:
         if type(index) is tuple:
             for k, component in enumerate(index):
@@ -512,6 +517,7 @@ def compile_function(
 ):
     """Compile the rewritten ``function``: its code object, and whether it uses ``grid(1)``."""
     tree = copy.deepcopy(analysis.tree)
+    first_site = len(SITES)
     rewriter = _Rewriter(
         frozenset(cuda_names),
         frozenset(yielding_calls),
@@ -549,4 +555,6 @@ def compile_function(
     if generator and not inner.co_flags & inspect.CO_GENERATOR:
         raise AssertionError("a function with a barrier did not become a generator")
     LABELS[inner] = rewriter.labels
+    for site in range(first_site, len(SITES)):
+        SITE_CODES[site] = function.__code__
     return inner, rewriter.uses_grid1

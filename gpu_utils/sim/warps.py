@@ -201,6 +201,8 @@ def _answer(launch, w, meeting, waiting, released, gens, meetings) -> None:
         return
     if name in ("syncwarp", "activemask"):
         result = None if name == "syncwarp" else np.uint32(meeting.result_mask)
+        if name == "syncwarp" and launch.observer is not None:
+            launch.observer.released(SYNCWARP, {i: site for i, _, site in calls.values()})
         for i, _, _ in calls.values():
             released[i] = result
             del waiting[i]
