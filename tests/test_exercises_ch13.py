@@ -354,12 +354,229 @@ class CopiedAllocator(gu.inference.PagedAllocator):
         return super().block_table(seq)
 
 
+# --- serving_schedule_step ---------------------------------------------------------------------
+
+StepPlan = gu.inference.StepPlan
+
+
+def schedule_reference(state, token_budget, max_batch):
+    """The lab's reference."""
+    running, waiting, cache = state.running, state.waiting, state.cache
+    budget = token_budget
+    decode, prefill, admitted, preempted = [], [], [], []
+    for seq in [s for s in running if s.to_prefill == 0]:
+        if seq not in running or budget == 0:
+            continue
+        while not cache.can_grow(seq.id, 1) and seq in running:
+            victim = running[-1]
+            cache.free(victim.id)
+            running.remove(victim)
+            victim.to_prefill = victim.request.prompt + victim.generated
+            waiting.insert(0, victim)
+            preempted.append(victim.id)
+        if seq in running:
+            cache.grow(seq.id, 1)
+            budget -= 1
+            decode.append(seq.id)
+    for seq in [s for s in running if s.to_prefill > 0] + list(waiting):
+        if budget == 0:
+            break
+        new = seq not in running
+        if new and max_batch is not None and len(running) >= max_batch:
+            break
+        chunk = min(budget, seq.to_prefill)
+        if not cache.can_grow(seq.id, chunk):
+            break
+        if new:
+            waiting.remove(seq)
+            running.append(seq)
+            admitted.append(seq.id)
+        cache.grow(seq.id, chunk)
+        seq.to_prefill -= chunk
+        budget -= chunk
+        prefill.append((seq.id, chunk))
+    return StepPlan(decode, prefill, admitted, preempted)
+
+
+def schedule_by_index(state, token_budget, max_batch):
+    """Counts blocks itself, walks by index, returns a dict with the chunks as a dict."""
+    cache = state.cache
+    spent = 0
+    plan = {"decode": [], "prefill": {}, "admitted": [], "preempted": []}
+    decoding = [s.id for s in state.running if s.to_prefill == 0]
+    for rid in decoding:
+        if spent >= token_budget:
+            break
+        if rid not in [s.id for s in state.running]:
+            continue
+        held = cache.tokens(rid)
+        need = cache.blocks_for(held + 1) - cache.blocks_for(held)
+        while need > cache.free_blocks:
+            victim = state.running.pop()
+            cache.free(victim.id)
+            victim.to_prefill = victim.request.prompt + victim.generated
+            state.waiting[:0] = [victim]
+            plan["preempted"].append(victim.id)
+            if victim.id == rid:
+                break
+        else:
+            cache.grow(rid, 1)
+            spent += 1
+            plan["decode"].append(rid)
+    queue = [s for s in state.running if s.to_prefill] + state.waiting[:]
+    i = 0
+    while i < len(queue) and spent < token_budget:
+        seq = queue[i]
+        admitting = seq in state.waiting
+        if admitting and max_batch and len(state.running) >= max_batch:
+            break
+        chunk = min(token_budget - spent, seq.to_prefill)
+        if not cache.can_grow(seq.id, chunk):
+            break
+        if admitting:
+            state.waiting.remove(seq)
+            state.running.append(seq)
+            plan["admitted"].append(seq.id)
+        cache.grow(seq.id, chunk)
+        seq.to_prefill -= chunk
+        spent += chunk
+        plan["prefill"][seq.id] = chunk
+        i += 1
+    return plan
+
+
+def schedule_two_functions(state, token_budget, max_batch):
+    """A helper per phase, the victims collected first; a namedtuple of tuples back."""
+    Plan = collections.namedtuple("Plan", "decode prefill admitted preempted")
+    gone = []
+
+    def make_room(seq):
+        while not state.cache.can_grow(seq.id) and seq in state.running:
+            victim = state.running[-1]
+            state.running = state.running[:-1]
+            state.cache.free(victim.id)
+            victim.to_prefill = victim.request.prompt + victim.generated
+            state.waiting = [victim, *state.waiting]
+            gone.append(victim.id)
+        return seq in state.running
+
+    def decodes(left):
+        out = []
+        for seq in tuple(s for s in state.running if not s.to_prefill):
+            if left and seq in state.running and make_room(seq):
+                state.cache.grow(seq.id)
+                out.append(seq.id)
+                left -= 1
+        return out, left
+
+    done, left = decodes(token_budget)
+    chunks, new = [], []
+    for seq in [s for s in state.running if s.to_prefill] + list(state.waiting):
+        if not left or (
+            seq not in state.running and max_batch is not None and len(state.running) == max_batch
+        ):
+            break
+        take = min(left, seq.to_prefill)
+        if not state.cache.can_grow(seq.id, take):
+            break
+        if seq not in state.running:
+            state.waiting = [s for s in state.waiting if s is not seq]
+            state.running = [*state.running, seq]
+            new.append(seq.id)
+        state.cache.grow(seq.id, take)
+        seq.to_prefill, left = seq.to_prefill - take, left - take
+        chunks.append((seq.id, take))
+    return Plan(tuple(done), tuple(chunks), tuple(new), tuple(gone))
+
+
+def schedule_mistake(kind):
+    """The reference with one mistake, written out again by hand."""
+
+    def answer(state, token_budget, max_batch):
+        running, waiting, cache = state.running, state.waiting, state.cache
+        budget = token_budget
+        decode, prefill, admitted, preempted = [], [], [], []
+
+        def preempt(victim):
+            if kind != "no_free":
+                cache.free(victim.id)
+            running.remove(victim)
+            victim.to_prefill = victim.request.prompt + (
+                0 if kind == "no_recompute" else victim.generated
+            )
+            if kind == "to_the_back":
+                waiting.append(victim)
+            else:
+                waiting.insert(0, victim)
+            preempted.append(victim.id)
+
+        def decodes():
+            nonlocal budget
+            ready = [s for s in running if s.to_prefill == 0 or kind == "decode_prefilling"]
+            for seq in ready:
+                if seq not in running or (budget <= 0 and kind != "free_decodes"):
+                    continue
+                if kind == "grow_blind":
+                    cache.grow(seq.id, 1)
+                else:
+                    while not cache.can_grow(seq.id, 1) and seq in running:
+                        if kind == "no_preemption":
+                            break
+                        preempt(running[0] if kind == "oldest_victim" else running[-1])
+                    if seq not in running or not cache.can_grow(seq.id, 1):
+                        continue
+                    if kind != "no_grow":
+                        cache.grow(seq.id, 1)
+                if kind != "free_decodes":
+                    budget -= 1
+                decode.append(seq.id)
+
+        def chunks():
+            nonlocal budget
+            for seq in [s for s in running if s.to_prefill > 0] + list(waiting):
+                if budget <= 0:
+                    break
+                new = seq not in running
+                if new and kind != "no_max_batch" and max_batch and len(running) >= max_batch:
+                    break
+                chunk = {"whole_prompt": seq.to_prefill}.get(kind, min(budget, seq.to_prefill))
+                if not cache.can_grow(seq.id, chunk):
+                    if kind == "skip_blocked":
+                        continue
+                    break
+                if new:
+                    waiting.remove(seq)
+                    running.append(seq)
+                    admitted.append(seq.id)
+                cache.grow(seq.id, chunk)
+                seq.to_prefill -= chunk
+                if kind != "per_request_budget":
+                    budget -= chunk
+                prefill.append((seq.id, chunk))
+
+        if kind == "prefill_first":
+            chunks()
+            decodes()
+        else:
+            decodes()
+            chunks()
+        return StepPlan(decode, prefill, admitted, preempted)
+
+    answer.__name__ = f"schedule_{kind}"
+    return answer
+
+
+def _schedule_copied(state, token_budget, max_batch):
+    return gu.inference.schedule_step(state, token_budget, max_batch)
+
+
 # --- the tables --------------------------------------------------------------------------------
 
 CORRECT = {
     "serving_decode_step": [decode_reference, decode_per_sequence, decode_numpy],
     "serving_kv_budget": [budget_reference, budget_math, budget_loop],
     "serving_paged_allocator": [BlockAllocator, FifoAllocator, SetAllocator],
+    "serving_schedule_step": [schedule_reference, schedule_by_index, schedule_two_functions],
     "serving_speculative_tokens": [spec_reference, spec_sum, spec_by_probabilities],
 }
 
@@ -414,6 +631,22 @@ MISTAKES = {
         (allocator_mistake("value_error"), "full", "raise gu.inference.CacheFull (the scheduler"),
         (allocator_mistake("peek"), "reuse", "hand out only free blocks"),
     ],
+    "serving_schedule_step": [
+        (schedule_mistake("prefill_first"), "order", "your step prefills before it decodes"),
+        (schedule_mistake("skip_blocked"), "order", "a later request must not go ahead"),
+        (schedule_mistake("whole_prompt"), "budget", "you took a whole prompt as one chunk"),
+        (schedule_mistake("per_request_budget"), "budget", "the budget is per step, not per"),
+        (schedule_mistake("free_decodes"), "budget", "each decode spends one token of the"),
+        (schedule_mistake("oldest_victim"), "preemption", "you preempted the oldest running"),
+        (schedule_mistake("no_preemption"), "preemption", "does not just wait"),
+        (schedule_mistake("no_free"), "preemption", "that is what preempting is for"),
+        (schedule_mistake("no_recompute"), "preemption", "to_prefill = its prompt plus"),
+        (schedule_mistake("to_the_back"), "queue", "at the front of state.waiting"),
+        (schedule_mistake("no_max_batch"), "admission", "only while len(state.running) <"),
+        (schedule_mistake("decode_prefilling"), "decode", "still prefilling (to_prefill > 0)"),
+        (schedule_mistake("no_grow"), "cache", "grow the cache for every token the step"),
+        (schedule_mistake("grow_blind"), "cache", "check state.cache.can_grow(id, tokens)"),
+    ],
     "serving_speculative_tokens": [
         (spec_mistake("no_target"), "terms", "so add 1"),
         (spec_mistake("k_terms"), "terms", "it has k + 1"),
@@ -435,7 +668,11 @@ def _params(table, name):
 
 
 def test_every_exercise_of_the_chapter_is_tested():
-    assert set(gu.exercises.ids("13_serving")) == set(CORRECT) == set(MISTAKES)
+    from gpu_utils.exercises._registry import INDEX
+
+    mine = {e for e, (module, _) in INDEX.items() if module == "ch13_serving"}  # kernels apart
+    assert mine <= set(gu.exercises.ids("13_serving"))
+    assert mine == set(CORRECT) == set(MISTAKES)
 
 
 @pytest.mark.parametrize("exercise_id", list(CORRECT))
@@ -489,6 +726,7 @@ def test_a_float_batch_within_the_tolerance_is_still_not_a_whole_number():
             "gu.inference.decode_step",
         ),
         ("serving_paged_allocator", CopiedAllocator, "gu.inference.PagedAllocator"),
+        ("serving_schedule_step", _schedule_copied, "gu.inference.schedule_step"),
         (
             "serving_speculative_tokens",
             gu.inference.speculative_expected_tokens,
@@ -509,6 +747,8 @@ def test_an_answer_that_calls_the_api_is_told_to_write_the_formula(exercise_id, 
         ("serving_kv_budget", lambda *args: "12 sequences", "not a number"),
         ("serving_paged_allocator", lambda n, b: None, "Your class has no blocks_for"),
         ("serving_paged_allocator", 42, "Expected a class"),
+        ("serving_schedule_step", lambda state, budget: None, "calls it with 3 arguments"),
+        ("serving_schedule_step", lambda state, budget, batch: None, "your step returned None"),
         ("serving_speculative_tokens", lambda a, k: [1.0], "not a number"),
     ],
 )
@@ -563,6 +803,52 @@ def test_an_endless_answer_is_stopped_within_20_s_with_its_line():
     result = gu.exercises.check("serving_speculative_tokens", endless)
     assert time.perf_counter() - start < 25
     assert not result.passed and "`while True:`" in result.message, result.message
+
+
+def test_an_endless_scheduler_step_is_stopped_within_20_s_with_its_line():
+    import time
+
+    def endless(state, token_budget, max_batch):
+        while True:
+            state.running = list(state.running)
+
+    start = time.perf_counter()
+    result = gu.exercises.check("serving_schedule_step", endless)
+    assert time.perf_counter() - start < 25
+    assert not result.passed and "`while True:`" in result.message, result.message
+
+
+def test_the_scheduler_mixes_cover_what_the_lab_promises():
+    """1, 2 and 3 requests; a prompt longer than the budget; decodes that use up the budget
+    while a request waits; a cache that fills up (preemption); a full batch that still
+    prefills. (Decodes never outnumber the budget: a prompt is only completed with budget
+    the decodes left.)"""
+    from gpu_utils.exercises import ch13_serving as C
+
+    seen = collections.Counter()
+    for _, requests, budget, blocks, size, max_batch in C.MIXES:
+        seen[f"{len(requests)} requests"] += 1
+        plans = []
+
+        def recording(state, b, m, policy, plans=plans):
+            before = ([s.id for s in state.running], [s.to_prefill for s in state.running])
+            before += (len(state.waiting),)
+            plans.append((before, gu.inference.schedule_step(state, b, m, policy)))
+            return plans[-1][1]
+
+        reqs = [gu.inference.Request(*r) for r in requests]
+        kwargs = dict(token_budget=budget, num_blocks=blocks, block_size=size)
+        r = gu.inference.serve(reqs, max_batch=max_batch, scheduler=recording, **kwargs)
+        seen["prompt > budget"] += any(q.prompt > budget for q in reqs)
+        seen["preempted"] += r.preemptions
+        for (ids, _, waiting), plan in plans:
+            assert len(plan.decode) <= budget
+            seen["decodes use the budget"] += len(plan.decode) == budget and waiting > 0
+            if max_batch and len(ids) >= max_batch and plan.prefill:
+                seen["full batch"] += 1
+    assert seen["1 requests"] and seen["2 requests"] and seen["3 requests"] >= 2
+    for feature in ("prompt > budget", "preempted", "decodes use the budget", "full batch"):
+        assert seen[feature], feature
 
 
 def test_the_solution_notebook_checks_these_exercises():

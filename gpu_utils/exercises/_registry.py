@@ -186,6 +186,7 @@ INDEX: dict[str, tuple[str, str]] = {
     "serving_decode_step": ("ch13_serving", "13_serving"),
     "serving_kv_budget": ("ch13_serving", "13_serving"),
     "serving_paged_allocator": ("ch13_serving", "13_serving"),
+    "serving_schedule_step": ("ch13_serving", "13_serving"),
     "serving_speculative_tokens": ("ch13_serving", "13_serving"),
 }
 

@@ -23,6 +23,7 @@ which cases are wrong and restates the formula.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 import numbers
@@ -1201,16 +1202,445 @@ def _allocator_check(answer) -> CheckResult:
     )
 
 
+# --- serving_schedule_step -----------------------------------------------------------------------
+
+SCHEDULE_EXAMPLE = "def schedule_step(state, token_budget, max_batch):"
+
+#: Request mixes: (what they test, requests as (id, arrival step, prompt, output), token_budget,
+#: num_blocks, block_size, max_batch). Each runs through gu.inference.serve's loop with the
+#: learner's step, lock-step with gu.inference.schedule_step.
+MIXES = (
+    ("1 request, its prompt longer than the budget", [(0, 0, 7, 4)], 3, 8, 4, None),
+    ("2 requests, the second arriving while the first decodes",
+     [(0, 0, 5, 6), (1, 2, 9, 3)], 8, 16, 3, None),
+    ("3 requests in a cache that fills up", [(0, 0, 2, 6), (1, 0, 4, 5), (2, 0, 4, 5)],
+     16, 3, 4, None),
+    ("5 requests, their decodes using up a budget of 3",
+     [(0, 0, 1, 6), (1, 0, 1, 4), (2, 0, 1, 5), (3, 0, 2, 5), (4, 1, 3, 2)], 3, 32, 2, None),
+    ("5 requests, max_batch 2", [(0, 0, 4, 3), (1, 0, 6, 2), (2, 0, 3, 4), (3, 1, 5, 1),
+                                 (4, 3, 2, 2)], 6, 32, 2, 2),
+    ("3 requests, the oldest waiting one too long for the free blocks",
+     [(0, 0, 13, 5), (1, 1, 9, 2), (2, 1, 3, 2)], 32, 6, 4, None),
+    ("7 requests of mixed lengths in a small cache",
+     [(0, 0, 11, 6), (1, 0, 3, 9), (2, 1, 17, 4), (3, 2, 5, 7), (4, 2, 2, 10), (5, 4, 9, 5),
+      (6, 6, 13, 3)], 10, 9, 5, 4),
+)  # fmt: skip
+
+RULE_DECODE = (
+    "every running sequence past its prompt (to_prefill == 0) decodes one token, in the order "
+    "of state.running, each spending one token of the budget, before any prompt chunk."
+)
+RULE_CHUNK = (
+    "after the decodes, chunks of min(budget left, to_prefill) tokens: the running sequences still "
+    "prefilling first, then the waiting ones, in order; stop at the first that finds no budget, "
+    "a full batch (a waiting one) or too few free blocks for its chunk."
+)
+RULE_VICTIM = (
+    "when a decoding sequence finds no free block, preempt the most recently admitted sequence "
+    "(state.running[-1], possibly itself), again until it can grow."
+)
+
+#: Known mistakes, computed on the same states as the learner's step: name -> hint.
+STEP_MISTAKES = {
+    "prefill_first": "your step prefills before it decodes: " + RULE_DECODE,
+    "whole_prompt": (
+        "you took a whole prompt as one chunk, more than the budget left; a chunk is "
+        "min(budget left, to_prefill), and the next step takes the rest."
+    ),
+    "per_request_budget": (
+        "the budget is per step, not per request: decodes and chunks together spend at most "
+        "token_budget tokens, so each chunk is min(budget left, to_prefill)."
+    ),
+    "free_decodes": "each decode spends one token of the budget too, before the chunks.",
+    "oldest_victim": (
+        "you preempted the oldest running sequence; preempt the most recently admitted one "
+        "(state.running[-1]): it has the least work to redo."
+    ),
+    "self_victim": (
+        "you preempted the sequence that needed the block; the victim is the most recently "
+        "admitted one (state.running[-1]), which is that sequence only when it is the newest."
+    ),
+    "no_preemption": (
+        "a decoding sequence that finds no free block does not just wait: preempt the most "
+        "recently admitted sequence (state.running[-1], possibly itself), again until it can "
+        "grow."
+    ),
+    "no_free": "free the victim's blocks (state.cache.free(id)): that is what preempting is for.",
+    "no_recompute": (
+        "a preempted sequence loses its whole cache: its to_prefill is its prompt plus the "
+        "tokens it generated (recomputation), not the prompt alone."
+    ),
+    "to_the_back": (
+        "put a preempted sequence at the front of state.waiting (state.waiting.insert(0, seq)): "
+        "it is the first to be prefilled again."
+    ),
+    "skip_blocked": (
+        "when a chunk does not fit (too few free blocks), stop there: a later request must not "
+        "go ahead of an older one (oldest first)."
+    ),
+    "waiting_first": (
+        "the chunks of sequences already running come before new admissions from state.waiting."
+    ),
+    "no_max_batch": "admit a waiting sequence only while len(state.running) < max_batch.",
+    "decode_prefilling": (
+        "a sequence still prefilling (to_prefill > 0) does not decode: its first token comes "
+        "with the chunk that ends its prompt."
+    ),
+}
+
+
+def _variant_step(state, budget_total, max_batch, mistake):
+    """gu.inference.schedule_step with one known mistake (``STEP_MISTAKES``)."""
+    running, waiting, cache = state.running, state.waiting, state.cache
+    budget = budget_total
+    decode, prefill, admitted, preempted = [], [], [], []
+
+    def preempt(victim) -> None:
+        if mistake != "no_free":
+            cache.free(victim.id)
+        running.remove(victim)
+        victim.to_prefill = victim.request.prompt
+        if mistake != "no_recompute":
+            victim.to_prefill += victim.generated
+        if mistake == "to_the_back":
+            waiting.append(victim)
+        else:
+            waiting.insert(0, victim)
+        preempted.append(victim.id)
+
+    def decode_phase() -> None:
+        nonlocal budget
+        ready = [s for s in running if s.to_prefill == 0 or mistake == "decode_prefilling"]
+        for seq in ready:
+            if seq not in running or (budget <= 0 and mistake != "free_decodes"):
+                continue
+            while not cache.can_grow(seq.id) and seq in running:
+                if mistake == "no_preemption":
+                    break
+                victim = {"oldest_victim": running[0], "self_victim": seq}.get(mistake, running[-1])
+                preempt(victim)
+            if seq not in running or not cache.can_grow(seq.id):
+                continue
+            cache.grow(seq.id)
+            if mistake != "free_decodes":
+                budget -= 1
+            decode.append(seq.id)
+
+    def prefill_phase() -> None:
+        nonlocal budget
+        prefilling = [s for s in running if s.to_prefill > 0]
+        order = list(waiting) + prefilling if mistake == "waiting_first" else prefilling + waiting
+        for seq in order:
+            full = max_batch is not None and len(running) >= max_batch
+            if mistake == "no_max_batch":
+                full = False
+            if budget <= 0:
+                break
+            if seq not in running and full:
+                break
+            chunk = min(budget, seq.to_prefill)
+            if mistake == "whole_prompt":
+                chunk = seq.to_prefill
+            if not cache.can_grow(seq.id, chunk):
+                if mistake == "skip_blocked":
+                    continue
+                break
+            if seq not in running:
+                waiting.remove(seq)
+                running.append(seq)
+                admitted.append(seq.id)
+            cache.grow(seq.id, chunk)
+            seq.to_prefill -= chunk
+            if mistake != "per_request_budget":  # each request spends the budget left anew
+                budget -= chunk
+            prefill.append((seq.id, chunk))
+
+    if mistake == "prefill_first":
+        prefill_phase()
+        decode_phase()
+    else:
+        decode_phase()
+        prefill_phase()
+    return inference.StepPlan(tuple(decode), tuple(prefill), tuple(admitted), tuple(preempted))
+
+
+def _ints(value) -> list[int] | None:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        return None
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            return None
+        out.append(int(v))
+    return out
+
+
+def _as_plan(value):
+    """The learner's plan as (decode set, prefill dict, admitted set, preempted set), or None
+    with a sentence when it cannot be read."""
+    if isinstance(value, dict):
+        fields = {k: value.get(k, ()) for k in ("decode", "prefill", "admitted", "preempted")}
+        if not set(value) & set(fields):
+            return None
+    elif all(hasattr(value, k) for k in ("decode", "prefill", "admitted", "preempted")):
+        fields = {k: getattr(value, k) for k in ("decode", "prefill", "admitted", "preempted")}
+    else:
+        return None
+    chunks = fields["prefill"]
+    pairs = list(chunks.items()) if isinstance(chunks, dict) else chunks
+    try:
+        pairs = [tuple(p) for p in pairs]
+    except TypeError:
+        return None
+    if not all(len(p) == 2 and _ints(p) is not None for p in pairs):
+        return None
+    lists = [_ints(fields[k]) for k in ("decode", "admitted", "preempted")]
+    if any(x is None for x in lists):
+        return None
+    prefill = {}
+    for i, n in pairs:
+        prefill[int(i)] = prefill.get(int(i), 0) + int(n)
+    return (frozenset(lists[0]), prefill, frozenset(lists[1]), frozenset(lists[2]))
+
+
+def _plan_text(plan) -> str:
+    decode, prefill, admitted, preempted = plan
+    parts = [f"decodes requests {sorted(decode)}" if decode else "decodes nothing"]
+    chunks = [f"{n} token{'s' * (n != 1)} of request {i}" for i, n in prefill.items()]
+    parts.append("prefills " + ", ".join(chunks) if chunks else "prefills nothing")
+    if admitted:
+        parts.append(f"admits {sorted(admitted)}")
+    if preempted:
+        parts.append(f"preempts {sorted(preempted)}")
+    return "; ".join(parts)
+
+
+def _state_text(state, budget) -> str:
+    def seq(s) -> str:
+        return f"{s.id} ({s.to_prefill} to prefill)" if s.to_prefill else f"{s.id} (decoding)"
+
+    running = ", ".join(seq(s) for s in state.running) or "none"
+    waiting = ", ".join(str(s.id) for s in state.waiting) or "none"
+    return (
+        f"running {running}; waiting {waiting}; {state.cache.free_blocks} free block(s) of "
+        f"{state.cache.block_size}; budget {budget}"
+    )
+
+
+class _Lockstep:
+    """The learner's step as :func:`gu.inference.serve` calls it, compared at every step with
+    the reference on a copy of the same state; raises :class:`_Off` at the first difference."""
+
+    def __init__(self, answer, mix, watch: _Watch, history: list) -> None:
+        self.answer, self.mix, self.watch, self.history = answer, mix, watch, history
+        self.step = 0
+
+    def off(self, state_text: str, what: str, hint: str) -> _Off:
+        name, _, budget, blocks, size, max_batch = self.mix
+        batch = f", max_batch {max_batch}" if max_batch else ""
+        return _Off(
+            f"Mix '{name}' (budget {budget}, {blocks} blocks of {size}{batch}), step "
+            f"{self.step}, {state_text}: {what}",
+            hint,
+        )
+
+    def __call__(self, state, token_budget, max_batch, policy="continuous"):
+        before = copy.deepcopy(state)
+        reference = copy.deepcopy(state)
+        want_plan = inference.schedule_step(reference, token_budget, max_batch)
+        want = _as_plan(want_plan)
+        text = _state_text(before, token_budget)
+        try:
+            got = _run(self.answer, (state, token_budget, max_batch), self.watch)
+        except _Raised as error:
+            hint = "run the lab's example state through your step in a cell to see the error."
+            if isinstance(error.error, inference.CacheFull):
+                hint = (
+                    "check state.cache.can_grow(id, tokens) before each grow: "
+                    + RULE_VICTIM
+                    + " A chunk that does not fit waits."
+                )
+            raise self.off(text, f"your step raised {error.text()}.", hint) from None
+        plan = _as_plan(got)
+        if plan is None:
+            raise self.off(
+                text,
+                f"your step returned {_shown(got)}.",
+                "return gu.inference.StepPlan(decode=[ids], prefill=[(id, tokens), ...], "
+                "admitted=[ids], preempted=[ids]).",
+            )
+        self.history.append((before, token_budget, max_batch, plan))
+        if plan != want:
+            raise self.off(
+                text,
+                f"your step {_plan_text(plan)}; expected: {_plan_text(want)}.",
+                self._plan_hint(plan, want),
+            )
+        self._same_state(state, reference, text, plan)
+        self.step += 1
+        return want_plan  # the same plan as the learner's, in serve()'s form
+
+    def _plan_hint(self, plan, want) -> str:
+        found = []
+        for mistake, hint in STEP_MISTAKES.items():
+            try:
+                if all(
+                    _as_plan(_variant_step(copy.deepcopy(s), b, m, mistake)) == p
+                    for s, b, m, p in self.history
+                ):
+                    found.append(hint)
+            except Exception:  # the mistaken step cannot go on from this state
+                continue
+        if len(found) == 1:
+            return found[0]
+        if found:
+            return "either of two mistakes gives these plans. " + " Or: ".join(found[:2])
+        if plan[3] != want[3]:
+            return RULE_VICTIM
+        if plan[0] != want[0]:
+            return RULE_DECODE
+        return RULE_CHUNK[0].upper() + RULE_CHUNK[1:]
+
+    def _same_state(self, state, reference, text, plan) -> None:
+        """After the step: the learner's state must be the reference's."""
+
+        def ids(seqs) -> list | None:
+            try:
+                return [s.id for s in seqs]
+            except Exception:
+                return None
+
+        for s in reference.waiting + reference.running:
+            mine = next(
+                (x for x in list(state.running) + list(state.waiting) if x.id == s.id), None
+            )
+            if mine is None:
+                raise self.off(
+                    text,
+                    f"after your step, request {s.id} is neither running nor waiting.",
+                    "a preempted sequence goes back to state.waiting; a sequence leaves "
+                    "state.running only when preempted (the loop retires finished ones).",
+                )
+            if mine.to_prefill != s.to_prefill:
+                hint = "subtract each chunk from the sequence's to_prefill."
+                if s.id in plan[3]:
+                    hint = (
+                        "a preempted sequence loses its cache: to_prefill = its prompt plus "
+                        "the tokens it generated (recomputation)."
+                    )
+                raise self.off(
+                    text,
+                    f"after your step, request {s.id} has to_prefill {_shown(mine.to_prefill)}; "
+                    f"expected {s.to_prefill}.",
+                    hint,
+                )
+        held = set(getattr(state.cache, "_tokens", {}))
+        for s in reference.running:
+            want_tokens = reference.cache.tokens(s.id)
+            got_tokens = state.cache.tokens(s.id) if s.id in held else 0
+            if got_tokens != want_tokens:
+                raise self.off(
+                    text,
+                    f"after your step, request {s.id} holds {got_tokens} tokens of cache; "
+                    f"expected {want_tokens}.",
+                    "grow the cache for every token the step runs: "
+                    "state.cache.grow(id, 1) for a decode, state.cache.grow(id, chunk) for a "
+                    "chunk.",
+                )
+        for s in reference.waiting:
+            if s.id in held:
+                raise self.off(
+                    text,
+                    f"after your step, preempted request {s.id} still holds cache blocks.",
+                    "free the victim's blocks: state.cache.free(id).",
+                )
+        if ids(state.waiting) != ids(reference.waiting):
+            hint = "admit waiting sequences in order, removing each from state.waiting."
+            if plan[3]:
+                hint = (
+                    "put a preempted sequence at the front of state.waiting "
+                    "(state.waiting.insert(0, seq)): it is the first to be prefilled again."
+                )
+            raise self.off(
+                text,
+                f"after your step, waiting is {ids(state.waiting)}; expected "
+                f"{ids(reference.waiting)}.",
+                hint,
+            )
+        if ids(state.running) != ids(reference.running):
+            raise self.off(
+                text,
+                f"after your step, running is {ids(state.running)}; expected "
+                f"{ids(reference.running)}.",
+                "an admitted sequence goes to the end of state.running (admission order); "
+                "a preempted one leaves it.",
+            )
+
+
+def _metrics(result) -> tuple:
+    return (result.steps, result.tokens, result.preemptions, result.first_token, result.per_token)
+
+
+def _schedule_check(answer) -> CheckResult:
+    eid = "serving_schedule_step"
+    problem = _cannot_call(eid, answer, 3, SCHEDULE_EXAMPLE)
+    if problem is not None:
+        return problem
+    watch = _Watch(
+        {
+            "gu.inference.schedule_step": inference.schedule_step,
+            "gu.inference.serve": inference.serve,
+        }
+    )
+    history: list = []
+    steps = preemptions = 0
+    for mix in MIXES:
+        name, requests, budget, blocks, size, max_batch = mix
+        requests = [inference.Request(*r) for r in requests]
+        kwargs = dict(token_budget=budget, num_blocks=blocks, block_size=size, max_batch=max_batch)
+        want = inference.serve(requests, **kwargs)
+        lockstep = _Lockstep(answer, mix, watch, history)
+        try:
+            got = inference.serve(
+                requests, scheduler=lockstep, max_steps=2 * want.steps + 10, **kwargs
+            )
+        except NotImplementedError:
+            return not_attempted(eid)
+        except _Off as off:
+            if watch.called:
+                return _copied(eid, watch.called)
+            return failed(eid, off.what, off.hint)
+        if watch.called:
+            return _copied(eid, watch.called)
+        if _metrics(got) != _metrics(want):  # every plan agreed: only a changed state gets here
+            return failed(
+                eid,
+                f"Mix '{name}': every step planned the same, yet the run took {got.steps} steps "
+                f"and {got.preemptions} preemptions; the reference {want.steps} and "
+                f"{want.preemptions}.",
+                "change only state.running, state.waiting, the sequences' to_prefill and the "
+                "cache; the loop hands out the tokens.",
+            )
+        steps += want.steps
+        preemptions += want.preemptions
+    return passed(
+        eid,
+        f"{steps} steps of {len(MIXES)} request mixes (1 to 7 requests, {preemptions} "
+        "preemptions) plan\nwhat gu.inference.schedule_step plans; every run's TTFT and TPOT "
+        "agree.",
+    )
+
+
 # --- the exercises ------------------------------------------------------------------------------
 
 
-def _exercise(id: str, title: str, signature: str, run) -> Exercise:  # noqa: A002
+def _exercise(id: str, title: str, signature: str, run, launch: str = "") -> Exercise:  # noqa: A002
     return Exercise(
         id=id,
         chapter=CHAPTER,
         title=title,
         signature=signature,
-        launch="called on the checker's panel of cases, in the checker's own process",
+        launch=launch or "called on the checker's panel of cases, in the checker's own process",
         run=run,
         kind="function",
     )
@@ -1248,5 +1678,16 @@ register(
         "Tokens per verification of speculative decoding",
         SPEC_EXAMPLE.removeprefix("def ").rstrip(":") + " -> expected tokens",
         _speculative_check,
+    )
+)
+register(
+    _exercise(
+        "serving_schedule_step",
+        "One step of a continuous-batching scheduler",
+        SCHEDULE_EXAMPLE.removeprefix("def ").rstrip(":")
+        + " -> gu.inference.StepPlan(decode, prefill, admitted, preempted), changing state",
+        _schedule_check,
+        launch=f"called at every step of gu.inference.serve's loop on {len(MIXES)} request mixes, "
+        "beside gu.inference.schedule_step, in the checker's own process",
     )
 )
