@@ -41,6 +41,7 @@ import math
 import numbers
 import statistics
 import sys
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -370,8 +371,9 @@ def _cannot_call(exercise_id: str, function, args: tuple) -> CheckResult | None:
     return None
 
 
-def _call(exercise_id: str, function, args: tuple, allow_plan: bool):
-    """(value, None, called) or (None, CheckResult, called)."""
+def _call(exercise_id: str, function, args: tuple, allow_plan: bool, errors=None):
+    """(value, None, called) or (None, CheckResult, called); an exception the function raised is
+    appended to ``errors`` when given."""
     problem = _cannot_call(exercise_id, function, args)
     if problem is not None:
         return None, problem, None
@@ -383,6 +385,8 @@ def _call(exercise_id: str, function, args: tuple, allow_plan: bool):
     except NotImplementedError:
         return None, not_attempted(exercise_id), watch.called
     except (Exception, SystemExit) as error:
+        if errors is not None:
+            errors.append(error)
         try:
             text = str(error)
         except Exception:
@@ -499,6 +503,163 @@ STEP_PANEL = (
 )
 
 
+#: Sets of layouts an answer may raise on (or be off on) while it is right on all the others,
+#: each with its description: a setting's value, or a quantity across a threshold.
+LAYOUT_SETS = (
+    ("without a pipeline (pp = 1)", lambda q: q["pp"] == 1),
+    ("with a pipeline (pp > 1)", lambda q: q["pp"] > 1),
+    ("with 1F1B (pp > 1, v = 1)", lambda q: q["pp"] > 1 and q["v"] == 1),
+    ("interleaved (v > 1)", lambda q: q["v"] > 1),
+    ("with tp x pp > 8 (a replica spans nodes)", lambda q: q["tp"] * q["pp"] > 8),
+    ("with tp x pp >= 8", lambda q: q["tp"] * q["pp"] >= 8),
+    ("with tp x pp < 8 (several replicas in a node)", lambda q: q["tp"] * q["pp"] < 8),
+    ("with tensor parallelism (tp > 1)", lambda q: q["tp"] > 1),
+    ("with tp = 8", lambda q: q["tp"] == 8),
+    *((f"with ZeRO-{z}", lambda q, z=z: q["zero"] == z) for z in range(4)),
+    ("with full recomputation", lambda q: q["recompute"] == "full"),
+    ("with selective recomputation", lambda q: q["recompute"] == "selective"),
+    ("without recomputation", lambda q: q["recompute"] == "none"),
+    ("with micro-batches of more than one sequence (b > 1)", lambda q: q["b"] > 1),
+    ("with fewer micro-batches than stages (m < p)", lambda q: q["m"] < q["pp"]),
+    ("with m >= p > 1", lambda q: q["pp"] > 1 and q["m"] >= q["pp"]),
+)
+
+
+def _settings(layout: dict) -> dict:
+    """What :data:`LAYOUT_SETS` read of a layout."""
+    m = sequences() // (layout["dp"] * layout["micro_batch_size"])
+    return {
+        "dp": layout["dp"],
+        "tp": layout["tp"],
+        "pp": layout["pp"],
+        "v": layout["interleave"] if layout["pp"] > 1 else 1,
+        "zero": layout["zero_stage"],
+        "recompute": layout["recompute"],
+        "b": layout["micro_batch_size"],
+        "m": m,
+    }
+
+
+def layout_set(layouts: list[dict], flagged: list[bool]) -> str | None:
+    """The description of the one set of :data:`LAYOUT_SETS` that holds exactly the flagged
+    layouts among ``layouts`` (the first such), or None; a set needs two flagged layouts at
+    least (one layout off is that layout, not yet a kind of layouts)."""
+    if sum(flagged) < 2 or all(flagged):
+        return None
+    settings = [_settings(lay) for lay in layouts]
+    for name, member in LAYOUT_SETS:
+        if all(member(q) == f for q, f in zip(settings, flagged, strict=True)):
+            return name
+    return None
+
+
+def _course_call(error: BaseException) -> tuple[str, dict] | None:
+    """The course function the learner's code called on the way to ``error`` (the first frame of
+    gpu_utils after one of theirs), as (its public name, its arguments), or None (the error was
+    raised in their own code, or in a private function)."""
+    learner_seen = False
+    for frame, _ in traceback.walk_tb(error.__traceback__):
+        module = frame.f_globals.get("__name__", "")
+        if not (module == "gpu_utils" or module.startswith("gpu_utils.")):
+            learner_seen = True
+            continue
+        if not learner_seen:
+            continue  # the checker's own frame, which called the learner's function
+        code = frame.f_code
+        if code.co_name.startswith("_") or "._" in module:
+            return None
+        n = code.co_argcount + code.co_kwonlyargcount
+        arguments = {k: frame.f_locals[k] for k in code.co_varnames[:n] if k in frame.f_locals}
+        return f"gu.{module.removeprefix('gpu_utils.')}.{code.co_name}", arguments
+    return None
+
+
+#: What an argument of a course function is, for an answer that passed it 0 or less.
+ARGUMENT_NOTES = {
+    "gpus_per_node": (
+        "gpus_per_node is how many GPUs of the group share a node, at least 1: ranks are laid "
+        "out TP innermost, then PP, then DP, so a data-parallel group's GPUs are tp x pp apart "
+        "and with tp x pp >= 8 each node holds one of them."
+    ),
+}
+
+
+def _integer_divisions(layout: dict) -> dict[str, int]:
+    """Integer divisions of the layout's quantities an answer may compute (and that round down
+    to 0 when the divisor is the larger)."""
+    q, node = _settings(layout), JOB["gpus_per_node"]
+    return {
+        f"{node} // (tp x pp)": node // (q["tp"] * q["pp"]),
+        f"{node} // tp": node // q["tp"],
+        f"{node} // pp": node // q["pp"],
+        f"dp // {node}": q["dp"] // node,
+        f"(tp x pp) // {node}": q["tp"] * q["pp"] // node,
+        "m // p": q["m"] // q["pp"],
+        "p // m": q["pp"] // q["m"],
+    }
+
+
+def _raised(figure, answer, layout: dict, problem: CheckResult, error) -> CheckResult:
+    """A function that raised on a panel layout: where else it raises (the set of layouts, when
+    one of :data:`LAYOUT_SETS` is exactly those) and which argument of which course function
+    was 0 or less, with the integer division of the layout's quantities that gives it."""
+    what = problem.message.split("not yet. ", 1)[-1].split("\n")[0]
+    what += f" (for the layout {short(layout)})."
+    tried = [*figure.panel, *(lay for _, _, probe in figure.probes for lay in probe)]
+    raised = []
+    for other in tried:
+        errors: list = []
+        _call(figure.exercise_id, answer, (dict(other),), False, errors=errors)
+        raised.append(bool(errors))
+    found = []
+    where = layout_set(tried, raised)
+    if where is not None:
+        found.append(
+            f"it raises on the {sum(raised)} layouts tried {where} and on none of the other "
+            f"{len(tried) - sum(raised)}"
+        )
+    call = _course_call(error) if error is not None else None
+    note = ""
+    if call is not None:
+        name, arguments = call
+        text = str(error)
+        bad = [
+            k
+            for k, value in arguments.items()
+            if isinstance(value, numbers.Real) and not isinstance(value, bool) and value <= 0
+        ]
+        bad = [k for k in bad if k in text] or bad
+        if bad:
+            key, value = bad[0], arguments[bad[0]]
+            given = f"{name} was given {key}={value!r} for {short(layout)}"
+            # the divisions that give the value here and, when the answer raises on some
+            # layouts only, are 0 exactly on those
+            same = [e for e, v in _integer_divisions(layout).items() if v == value]
+            if where is not None:
+                zero = [[v == 0 for v in _integer_divisions(lay).values()] for lay in tried]
+                names = list(_integer_divisions(layout))
+                same = [
+                    e
+                    for e in same
+                    if all(z[names.index(e)] == r for z, r in zip(zero, raised, strict=True))
+                ]
+            if same and value == 0:
+                given += f", what {' or '.join(same)} gives there (integer division rounds down)"
+            found.append(given)
+            note = ARGUMENT_NOTES.get(key, "")
+    if not found:
+        return failed(
+            figure.exercise_id, what, "run your function on that layout in a cell of its own."
+        )
+    hint = "; ".join(found) + "."
+    hint = hint[0].upper() + hint[1:]
+    if note:
+        hint += " " + note
+    return failed(
+        figure.exercise_id, what, hint + " Run it on that layout in a cell of its own to see more."
+    )
+
+
 def _lookup_failed(exercise_id: str, layout: dict, error: str) -> CheckResult:
     return failed(
         exercise_id,
@@ -566,11 +727,21 @@ def quantities(layout: dict) -> dict[str, float]:
     # the a s x s attention scores of one layer and micro-batch (heads split over t), 1 byte
     # each, over the bytes the planner keeps per layer: 0 where the layer is fully recomputed
     scores = mod.heads * mod.seq_len**2 * b / tp / per_layer() if recompute != "full" else 0.0
+    busy = x.step_parts["compute"] + x.step_parts["tensor-parallel"]
     return {
         "dp": dp,
         "tp": tp,
         "pp": pp,
         "m": m,
+        # the all-reduces' share of the busy time (compute + all-reduces)
+        "tp_share": x.step_parts["tensor-parallel"] / busy if busy > 0 else 0.0,
+        # the busy time stretched by p/(v m + p - 1) instead of (p - 1)/(v m + p - 1), over the
+        # planner's stretch (p idle slots: not 0 even without a pipeline)
+        "bubble_p": (1 - beta) / (1 - pp / (v * m + pp - 1)) if v * m > 1 else math.inf,
+        # 1F1B's micro-batches in flight counted as the p - 1 warm-up forwards, min(p - 1, m),
+        # or one fewer than the planner's whatever m, over the planner's min(p, m)
+        "warmup_only": min(pp - 1, m) / in_flight if pp > 1 and v == 1 else 1.0,
+        "one_fewer_1f1b": (in_flight - 1) / in_flight if pp > 1 and v == 1 else 1.0,
         "b": b,
         "zero": layout["zero_stage"] if dp > 1 else 0,
         "in_flight": in_flight,
@@ -757,6 +928,14 @@ class Response:
             for y, p in zip(self.yours, self.planner, strict=True)
         )
 
+    def same_difference(self, tol: float) -> bool:
+        """Whether yours differ from the planner's by the same amount (within ``tol`` of the
+        smallest figure) whatever the setting: the setting leaves the mistake unchanged, which
+        then lies in a term that does not depend on it (a constant added to a figure that
+        shrinks as the setting changes is a growing ratio, not a response to the setting)."""
+        gaps = [y - p for y, p in zip(self.yours, self.planner, strict=True)]
+        return max(gaps) - min(gaps) <= tol * min(self.planner)
+
 
 @dataclass(frozen=True)
 class Evidence:
@@ -781,6 +960,9 @@ class Evidence:
     #: a unit mistake (a known factor on the whole figure) found under the fits: they hold for
     #: the answer divided by it
     unit_mistake: str = ""
+    #: the set of :data:`LAYOUT_SETS` that holds exactly the layouts tried on which the answer is
+    #: off (by more than half the tolerance), right on all the others; "" if none does
+    off_on: str = ""
 
     def _near(self) -> list[Fit]:
         best = self.fits[0]
@@ -849,6 +1031,11 @@ def hint_text(hints: dict, variant: str) -> str:
     return "either " + "; or ".join(texts) + " (the same factor: check which you did)."
 
 
+#: The share of the difference between an answer and the planner's figure (on a layout where
+#: it is clearly off) that a relation may leave unexplained.
+DEVIATION_SHARE = 1 / 3
+
+
 def _contribution_fit(
     relation: Relation,
     facts: list[tuple[dict, dict]],
@@ -881,6 +1068,16 @@ def _contribution_fit(
         return None
     if all(_close(p, r, 0.005) for p, r in zip(made, right, strict=True)):
         return None  # it changes nothing: it cannot be what makes the answer differ
+    # where the answer or the relation moves the figure clearly (by a quarter of the
+    # tolerance), the relation must move it as the answer does, up to a third of the move:
+    # within half the tolerance of a large figure, a relation on a small term can otherwise
+    # "fit" while explaining only part of how that term changes (ZeRO-2's traffic x 2/(m + 1)
+    # for reduce-scatters dp times too small, half the difference at m = 2), or change layouts
+    # on which the answer is right (that traffic / tp on ZeRO-1 layouts, 3% of the step)
+    for p, y, r in zip(made, yours, right, strict=True):
+        moved = max(abs(y - r), abs(p - r))
+        if moved > fit_tol / 2 * r and abs(p - y) > DEVIATION_SHARE * moved:
+            return None
     variant = relation.variant
     if constant is not None:
         variant, constant = _known_cause(known, relation.term, constant) or ("", constant)
@@ -975,7 +1172,10 @@ def gather_evidence(figure: Figure, layouts: list[dict], yours: list[float], ans
         response = Response(
             setting, tuple(v for v, _, _ in kept), tuple(g for _, _, g in kept), planner
         )
-        (responses if response.mismatch > figure.tol else matched).append(response)
+        if response.mismatch <= figure.tol:
+            matched.append(response)
+        elif not response.same_difference(figure.fit_tol):
+            responses.append(response)
         layouts += [lay for _, lay, _ in kept]
         yours += [g for _, _, g in kept]
     bases = [
@@ -1013,6 +1213,8 @@ def gather_evidence(figure: Figure, layouts: list[dict], yours: list[float], ans
             or ()
         )
     responses.sort(key=lambda r: -r.mismatch)
+    off = [not _close(y, r, figure.fit_tol) for y, r in zip(yours, right, strict=True)]
+    off_on = layout_set(layouts, off) or ""
     return Evidence(
         figure.what,
         figure.unit,
@@ -1026,6 +1228,7 @@ def gather_evidence(figure: Figure, layouts: list[dict], yours: list[float], ans
         distance_right,
         tuple(combined),
         unit_mistake,
+        off_on,
     )
 
 
@@ -1102,6 +1305,26 @@ BYTES_PER_PARAMETER = {
 }
 
 
+#: Powers as they may be written with ^, Python's bitwise XOR: (base, exponent).
+POWERS = ((2, 30), (1024, 3), (2, 20), (1024, 2), (10, 9), (1000, 3), (2, 10))
+
+
+def _divisor_reading(factor: float) -> str:
+    """For GiB figures ``factor`` times the planner's: the number the bytes were divided by
+    instead of 2**30 when it is a whole number, and a power written with ^ (XOR) that gives it;
+    else ''."""
+    divisor = GIB / factor
+    n = round(divisor)
+    if not 1 < n < GIB or not math.isclose(divisor, n, rel_tol=1e-6):
+        return ""
+    text = f" (the bytes divided by {n:,} where the planner divides by 2**30 = {GIB:,}"
+    xor = [f"{a}^{b}" for a, b in POWERS if a ^ b == n]
+    if xor:
+        base, exponent = xor[0].split("^")
+        text += f"; in Python {xor[0]} is {n}: ^ is bitwise XOR, the power is {base}**{exponent}"
+    return text + ")"
+
+
 def hint_from(figure: Figure, evidence: Evidence) -> str:
     """The hint the evidence supports: the cause when one relation explains every layout, else
     what was observed and what to check."""
@@ -1134,6 +1357,8 @@ def hint_from(figure: Figure, evidence: Evidence) -> str:
         if fit.variant:
             return f"{seen}: {hint_text(figure.hints, fit.variant)}"
         note = ""
+        if term == WHOLE and fit.factor is not None and figure.unit == "GiB":
+            note = _divisor_reading(fit.factor)
         if fit.factor is not None and term in BYTES_PER_PARAMETER:
             count = BYTES_PER_PARAMETER[term]
             note = (
@@ -1163,6 +1388,27 @@ def hint_from(figure: Figure, evidence: Evidence) -> str:
             f"{figure.unit}: your function does not compute from the layout it is given. "
             + figure.generic[0].upper()
             + figure.generic[1:]
+        )
+    if evidence.off_on:
+        where = evidence.off_on
+        pairs = [
+            (y, p)
+            for y, p in zip(evidence.yours, evidence.planner, strict=True)
+            if not _close(y, p, figure.fit_tol)
+        ]
+        gaps = sorted(y - p for y, p in pairs)
+        ratios = sorted(y / p for y, p in pairs)
+        by = (
+            f"{gaps[0]:+.3g} {figure.unit}"
+            if math.isclose(gaps[0], gaps[-1], rel_tol=0.02)
+            else f"{gaps[0]:+.3g} to {gaps[-1]:+.3g} {figure.unit}, x {ratios[0]:.3g} to "
+            f"{ratios[-1]:.3g}"
+        )
+        check = figure.setting_terms.get(where, figure.generic)
+        return (
+            f"yours are right on the {n - len(pairs)} layouts tried but those {where}, and off on "
+            f"all {len(pairs)} of those ({by}): check what you count for layouts {where}: "
+            f"{check}"
         )
     if evidence.responses:
         r = evidence.responses[0]
@@ -1396,6 +1642,18 @@ MEMORY_RELATIONS = (
         lambda q: q["as_1f1b"],
         "as_1f1b",
     ),
+    Relation(
+        "activations",
+        "counted as min(p - 1, m) micro-batches in flight on 1F1B layouts",
+        lambda q: q["warmup_only"],
+        "warmup_only",
+    ),
+    Relation(
+        "activations",
+        "counted one micro-batch short in flight on 1F1B layouts",
+        lambda q: q["one_fewer_1f1b"],
+        "warmup_only",
+    ),
     Relation("ZeRO-3 gathered layers", "x tp", lambda q: q["tp"], "gathered_not_split"),
     Relation(SCORES, "x a known count of bytes", added=True),
     Relation(SCORES_EAGER, "x a known count of bytes", added=True),
@@ -1547,6 +1805,11 @@ MEMORY_HINTS = {
         "1F1B's first stage holds min(p, m) micro-batches: with fewer micro-batches than stages "
         "(m < p) only m of them exist, all in flight, not p."
     ),
+    "warmup_only": (
+        "1F1B's first stage runs p - 1 warm-up forwards and then one more forward before its "
+        "first backward frees anything, so it holds min(p, m) micro-batches at once, one more "
+        "than the warm-up's p - 1 (gu.pipeline.in_flight(gu.pipeline.one_f_one_b(p, m))[0])."
+    ),
     "chunk_as_stage": (
         "an interleaved chunk holds L/(p v) layers, a v-th of a stage's L/p: the first stage "
         "holds min(v m, v p + p - 1) chunks of L/(p v) layers each."
@@ -1641,6 +1904,20 @@ MEMORY_TERM_HINTS = {
     ),
 }
 MEMORY_SETTING_TERMS = {
+    "without a pipeline (pp = 1)": (
+        "the activations of one micro-batch of all L layers: without a pipeline a rank runs its "
+        "m micro-batches one after another (gradient accumulation), and each one's backward "
+        "frees its activations before the next forward, so one is held at a time."
+    ),
+    "with 1F1B (pp > 1, v = 1)": (
+        "the micro-batches in flight on the first stage, min(p, m): p - 1 warm-up forwards and "
+        "one more before its first backward (gu.pipeline.in_flight(gu.pipeline.one_f_one_b(p, "
+        "m))[0])."
+    ),
+    "interleaved (v > 1)": (
+        "the chunks in flight, min(v m, v p + p - 1) of L/(p v) layers each "
+        "(gu.pipeline.in_flight(gu.pipeline.interleaved(p, m, v))[0])."
+    ),
     "the ZeRO stage": (
         "which model states it divides by dp (1: the optimizer's, 2: the gradients' too, 3: the "
         "weights' too, and two gathered layers)"
@@ -1851,6 +2128,24 @@ STEP_RELATIONS = (
         "large_m_bubble",
     ),
     Relation("bubble", "x (1 - bubble)", lambda q: 1 - q["bubble"], "bubble_times"),
+    Relation(
+        "busy time (compute and all-reduces)",
+        "/ (1 - p/(v m + p - 1)) instead of / (1 - (p - 1)/(v m + p - 1))",
+        lambda q: q["bubble_p"],
+        "bubble_p",
+    ),
+    Relation(
+        "bubble",
+        "of the all-reduces alone (the compute not divided by 1 - bubble)",
+        lambda q: q["tp_share"],
+        "bubble_tp_only",
+    ),
+    Relation(
+        "bubble",
+        "of the compute alone (the all-reduces not divided by 1 - bubble)",
+        lambda q: 1 - q["tp_share"],
+        "bubble_compute_only",
+    ),
     Relation("bubble", "as without interleaving", lambda q: q["no_interleave"], "no_interleave"),
 )
 STEP_RELATIONS = scaled(STEP_SETTING_PARTS, STEP_RELATIONS)
@@ -1876,6 +2171,20 @@ STEP_HINTS = {
     "no_bubble": (
         "the pipeline bubble is missing: with p stages a fraction (p - 1)/(v m + p - 1) of the "
         "step idles, so the busy time is divided by 1 - bubble."
+    ),
+    "bubble_p": (
+        "the idle share is (p - 1)/(v m + p - 1): the pipeline fills and drains over p - 1 "
+        "idle slots out of v m + p - 1, not p of them; with p it idles even without a pipeline "
+        "(1/(v m) at p = 1, where the planner has no bubble)."
+    ),
+    "bubble_tp_only": (
+        "the bubble idles the GPU for the whole busy time's share: step = (compute + "
+        "all-reduces) / (1 - bubble) + sends + data-parallel traffic; dividing the all-reduces "
+        "alone (compute + tp / (1 - bubble): / binds before +) leaves the compute's bubble out."
+    ),
+    "bubble_compute_only": (
+        "the bubble idles the GPU for the whole busy time's share, the all-reduces' too: step "
+        "= (compute + all-reduces) / (1 - bubble) + sends + data-parallel traffic."
     ),
     "bubble_times": (
         "the bubble is a fraction of the whole step, (p - 1)/(v m + p - 1) of it idle, so "
@@ -2067,6 +2376,15 @@ STEP_TERM_HINTS = {
     ),
 }
 STEP_SETTING_TERMS = {
+    "without a pipeline (pp = 1)": (
+        "no bubble (p - 1 = 0 idle slots) and no pipeline sends: the step is compute + "
+        "tensor-parallel all-reduces + data-parallel traffic."
+    ),
+    "with ZeRO-2": (
+        "ZeRO-2's data-parallel traffic: a reduce-scatter of the whole gradient buffer, 2 bytes "
+        "per parameter held, on every micro-batch, and one all-gather of the weights, over the "
+        "dp ranks (gu.collectives.estimate_time takes the whole buffer's bytes for both)."
+    ),
     "the ZeRO stage": (
         "the data-parallel traffic (ZeRO-0/1: one all-reduce per step; ZeRO-2: a reduce-scatter "
         "per micro-batch and one all-gather)"
@@ -2088,6 +2406,10 @@ STEP_SETTING_TERMS = {
         "the micro-batches m = 256 / (dp x b)"
     ),
     "the interleave v": "the bubble (p - 1)/(v m + p - 1) and the v m + p - 2 pipeline sends",
+    "the micro-batch size with ZeRO-2": (
+        "m = 256 / (dp x b), ZeRO-2's reduce-scatters (one per micro-batch, each of the whole "
+        "gradient buffer) and the all-reduces per micro-batch, whose bytes grow with b"
+    ),
     "parts": (
         "compute",
         "tensor-parallel all-reduces",
@@ -2125,6 +2447,13 @@ STEP_PROBES = (
     _probe(
         "the interleave v", ("1", "2", "4"), tuple(_layout(16, 4, 4, 1, v=v) for v in (1, 2, 4))
     ),
+    # ZeRO-2 reduce-scatters on every micro-batch: its traffic grows with m, which the ZeRO
+    # probe (m = 8 throughout) cannot show; relations of ZeRO-2's count of m are told apart here
+    _probe(
+        "the micro-batch size with ZeRO-2",
+        ("1", "2", "4"),
+        tuple(_layout(32, 8, 1, 2, b=b) for b in (1, 2, 4)),
+    ),
 )
 
 STEP = Figure(
@@ -2161,7 +2490,10 @@ def _panel_check(figure: Figure, answer) -> CheckResult:
     figure.remember_facts()  # before the answer runs
     values = []
     for layout in figure.panel:
-        value, problem, called = _call(exercise_id, answer, (dict(layout),), allow_plan=False)
+        errors: list = []
+        value, problem, called = _call(
+            exercise_id, answer, (dict(layout),), allow_plan=False, errors=errors
+        )
         if called:
             return _planner_called(exercise_id, called)
         if problem is not None:
@@ -2169,12 +2501,7 @@ def _panel_check(figure: Figure, answer) -> CheckResult:
                 error = problem.message.split("raised ", 1)[-1].split(":")[0].rstrip(".")
                 return _lookup_failed(exercise_id, layout, error)
             if "Your function raised" in problem.message:
-                return failed(
-                    exercise_id,
-                    problem.message.split("not yet. ", 1)[-1].split("\n")[0]
-                    + f" (for the layout {short(layout)}).",
-                    "run your function on that layout in a cell of its own to see the full error.",
-                )
+                return _raised(figure, answer, layout, problem, errors[0] if errors else None)
             return problem
         number = _number(value)
         if number is None:
