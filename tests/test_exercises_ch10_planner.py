@@ -83,6 +83,14 @@ def memory_answer(mistake: str = ""):
             chunks = min(pp, m)
         else:
             chunks = min(v * m, v * pp + pp - 1)
+        if mistake == "warmup_only" and pp > 1 and v == 1:  # the p - 1 warm-up forwards alone
+            chunks = min(pp - 1, m)
+        if mistake == "one_fewer" and pp > 1 and v == 1:  # one short whatever m
+            chunks = min(pp, m) - 1
+        if mistake == "no_pipeline_all_micro" and pp == 1:  # every micro-batch of the rank kept
+            chunks = m
+        if mistake == "no_pipeline_two" and pp == 1:  # two micro-batches kept (no cause listed)
+            chunks = 2
         if mistake == "one_in_flight":
             chunks = v
         if mistake == "all_in_flight" and pp > 1:
@@ -98,7 +106,9 @@ def memory_answer(mistake: str = ""):
         if mistake == "no_gathered":
             gathered = 0
         total = states + activations + gathered
-        unit = {"gigabytes": 1e9, "mebibytes": 2**20}.get(mistake, 2**30)
+        # ^ is XOR in Python: 2 ^ 30 == 28, 1024 ^ 3 == 1027
+        unit = {"gigabytes": 1e9, "mebibytes": 2**20, "xor": 2 ^ 30, "xor_1024": 1024 ^ 3}
+        unit = unit.get(mistake, 2**30)
         return total / unit
 
     return predict
@@ -212,6 +222,8 @@ def step_answer(mistake: str = "", latency: bool = False):
         if mistake == "large_m_bubble":
             steps = v * m
         bubble = (pp - 1) / steps
+        if mistake == "bubble_p":  # p idle slots, not p - 1
+            bubble = pp / steps
         pp_time = 0.0
         if pp > 1:
             link = h100.network_bandwidth if tp * pp > 8 else h100.nvlink_bandwidth
@@ -219,10 +231,16 @@ def step_answer(mistake: str = "", latency: bool = False):
         split = {"dp_whole_model": 1, "dp_not_tp": pp, "dp_not_pp": tp}.get(mistake, tp * pp)
         grads = 2 * LLAMA.params / split
         per_node = max(1, min(dp, 8 // (tp * pp)))
+        if mistake == "zero_per_node":  # 0 when tp x pp > 8
+            per_node = min(dp, 8 // (tp * pp))
+        if mistake == "zero_per_node_chained":
+            per_node = 8 // tp // pp
         buckets = math.ceil(LLAMA.params / (tp * pp) / max(40e6, 1e6 * dp))
         if zero == 2 and mistake != "zero2_once":
-            scatter = cost("reduce_scatter", grads, dp, per_node, buckets)
-            dp_time = m * scatter + cost("all_gather", grads, dp, per_node, buckets)
+            shard = grads / dp if mistake in ("rs_shard", "rs_ag_shard") else grads
+            gathered = grads / dp if mistake == "rs_ag_shard" else grads
+            scatter = cost("reduce_scatter", shard, dp, per_node, buckets)
+            dp_time = m * scatter + cost("all_gather", gathered, dp, per_node, buckets)
         else:
             dp_time = cost("all_reduce", grads, dp, per_node, buckets)
             if mistake == "allreduce_per_micro":
@@ -238,6 +256,8 @@ def step_answer(mistake: str = "", latency: bool = False):
         seconds = (compute + tp_time) / (1 - bubble) + pp_time + dp_time
         if mistake == "bubble_times":
             seconds = (compute + tp_time) * (1 + bubble) + pp_time + dp_time
+        if mistake == "bubble_tp_only":  # / binds before +
+            seconds = compute + tp_time / (1 - bubble) + pp_time + dp_time
         return seconds * (1e3 if mistake == "milliseconds" else 1)
 
     return predict
@@ -267,6 +287,8 @@ def step_by_hand(layout, mistake: str = ""):
     one_pass = (dp - 1) / dp * psi / (nics * network)
     dp_time = (m + 1) * one_pass if layout["zero_stage"] == 2 else 2 * one_pass
     bubble = (pp - 1) / (v * m + pp - 1)
+    if mistake == "bubble_p":  # p idle slots
+        bubble = pp / (v * m + pp - 1)
     busy = compute + tp_time
     if mistake == "large_m_bubble":  # the idle share of the step as (p - 1)/(v m)
         return busy * v * m / (v * m - (pp - 1)) + pp_time + dp_time
@@ -569,7 +591,9 @@ def test_step_mistakes_fail_with_their_own_hint(mistake, latency):
     only_hint(result.message, C.STEP_HINTS, mistake)
 
 
-@pytest.mark.parametrize("mistake", ["large_m_bubble", "one_micro", "m_tokens", "m_without_b"])
+@pytest.mark.parametrize(
+    "mistake", ["large_m_bubble", "one_micro", "m_tokens", "m_without_b", "bubble_p"]
+)
 def test_step_micro_batch_mistakes_by_hand_fail_with_their_own_hint(mistake):
     """The ring formulas written out, with the bubble's share taken as (p - 1)/(v m), one
     micro-batch timed as the step, m counted in tokens or without b."""
@@ -1066,3 +1090,98 @@ def test_a_term_off_by_a_setting_without_a_known_cause_says_what_was_observed():
     assert not result.passed
     assert "with its tensor-parallel all-reduces / m on all" in result.message, result.message
     assert not any(text in result.message for text in C.STEP_HINTS.values()), result.message
+
+
+# --- held-out round 4's misses, and mistakes of the same kinds (issue 30, items 5-7) ----------
+
+
+@pytest.mark.parametrize(
+    "mistake, name",
+    [
+        ("warmup_only", "warmup_only"),  # held-out r4 memory_one_f_one_b_p_minus_one
+        ("one_fewer", "warmup_only"),
+    ],
+)
+def test_memory_in_flight_one_short_on_1f1b_is_named(mistake, name):
+    result = run("planner_memory_prediction", memory_answer(mistake))
+    assert not result.passed
+    only_hint(result.message, C.MEMORY_HINTS, name)
+
+
+@pytest.mark.parametrize("mistake", ["no_pipeline_all_micro", "no_pipeline_two"])
+def test_memory_off_only_without_a_pipeline_is_told_so_not_the_zero_stage(mistake):
+    """Held-out r4 memory_no_pipeline_keeps_all_micro_batches was told to check the ZeRO stage:
+    the ZeRO probe (pp = 1) showed a constant excess, which grows as a ratio while the states
+    shrink. The same excess at every stage is not a response to the stage; the evidence is
+    that exactly the layouts without a pipeline are off."""
+    result = run("planner_memory_prediction", memory_answer(mistake))
+    assert not result.passed
+    assert "but those without a pipeline (pp = 1)" in result.message, result.message
+    assert "one micro-batch of all L layers" in result.message
+    assert "the ZeRO stage changes" not in result.message
+    assert not any(text in result.message for text in C.MEMORY_HINTS.values()), result.message
+
+
+@pytest.mark.parametrize(
+    "mistake, divisor, power", [("xor", 28, "2^30"), ("xor_1024", 1027, "1024^3")]
+)
+def test_memory_divided_by_a_power_written_with_a_caret_is_read(mistake, divisor, power):
+    result = run("planner_memory_prediction", memory_answer(mistake))
+    assert not result.passed
+    assert f"the bytes divided by {divisor:,} where the planner divides by 2**30" in result.message
+    assert f"in Python {power} is {divisor}: ^ is bitwise XOR" in result.message, result.message
+
+
+def test_memory_divided_by_another_whole_number_is_read_without_xor():
+    result = run("planner_memory_prediction", lambda layout: memory_answer()(layout) * 2**30 / 3072)
+    assert not result.passed
+    assert "the bytes divided by 3,072 where" in result.message, result.message
+    assert "XOR" not in result.message
+
+
+@pytest.mark.parametrize(
+    "mistake, name",
+    [
+        ("bubble_p", "bubble_p"),  # held-out r4 step_bubble_p_over
+        ("bubble_tp_only", "bubble_tp_only"),  # held-out r4 step_precedence_bubble_only_tp
+    ],
+)
+@pytest.mark.parametrize("latency", [True, False], ids=["latency", "bandwidth"])
+def test_step_bubble_mistakes_are_named(mistake, name, latency):
+    result = run("planner_step_time", step_answer(mistake, latency=latency))
+    assert not result.passed
+    only_hint(result.message, C.STEP_HINTS, name)
+
+
+@pytest.mark.parametrize("mistake", ["rs_shard", "rs_ag_shard"])
+def test_step_zero2_collectives_of_the_shard_are_told_the_zero2_layouts(mistake):
+    """Held-out r4 step_reduce_scatter_of_the_shard was told ZeRO-2 must reduce-scatter every
+    micro-batch (data-parallel traffic x 2/(m + 1), within half the tolerance of the one ZeRO-2
+    layout with m = 8). With ZeRO-2 at m = 8, 4 and 2 that relation leaves half the difference
+    unexplained; the evidence is that exactly the ZeRO-2 layouts are off."""
+    result = run("planner_step_time", step_answer(mistake))
+    assert not result.passed
+    assert C.STEP_HINTS["zero2_once"] not in result.message, result.message
+    assert "but those with ZeRO-2" in result.message, result.message
+    assert "takes the whole buffer's bytes" in result.message
+
+
+@pytest.mark.parametrize("mistake", ["zero_per_node", "zero_per_node_chained"])
+@pytest.mark.parametrize("latency", [True, False], ids=["latency", "bandwidth"])
+def test_step_gpus_per_node_of_zero_names_the_argument_and_the_layouts(mistake, latency):
+    result = run("planner_step_time", step_answer(mistake, latency=latency))
+    assert not result.passed and "gpus_per_node must be positive" in result.message
+    assert "layouts tried with tp x pp > 8 (a replica spans nodes) and on none" in result.message
+    assert "was given gpus_per_node=0" in result.message, result.message
+    assert "what 8 // (tp x pp) gives there" in result.message
+    assert "Traceback" not in result.message and "gpu_utils/" not in result.message
+
+
+def test_an_error_of_the_answers_own_code_names_the_layouts_it_raises_on():
+    def sends_per_stage(layout):  # divides by pp - 1: 0 without a pipeline
+        return step_answer()(layout) + 0.01 / (layout["pp"] - 1)
+
+    result = run("planner_step_time", sends_per_stage)
+    assert not result.passed and "ZeroDivisionError" in result.message
+    assert "on the 8 layouts tried without a pipeline (pp = 1)" in result.message, result.message
+    assert "was given" not in result.message

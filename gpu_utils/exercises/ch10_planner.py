@@ -963,6 +963,8 @@ class Evidence:
     #: the set of :data:`LAYOUT_SETS` that holds exactly the layouts tried on which the answer is
     #: off (by more than half the tolerance), right on all the others; "" if none does
     off_on: str = ""
+    #: the relative difference beyond which a layout counted as off for ``off_on``
+    off_tol: float = 0.0
 
     def _near(self) -> list[Fit]:
         best = self.fits[0]
@@ -1213,8 +1215,12 @@ def gather_evidence(figure: Figure, layouts: list[dict], yours: list[float], ans
             or ()
         )
     responses.sort(key=lambda r: -r.mismatch)
-    off = [not _close(y, r, figure.fit_tol) for y, r in zip(yours, right, strict=True)]
-    off_on = layout_set(layouts, off) or ""
+    off_on = ""
+    for tol in (figure.fit_tol, figure.tol / 10):  # a small excess too, on a large figure
+        off = [not _close(y, r, tol) for y, r in zip(yours, right, strict=True)]
+        off_on = layout_set(layouts, off) or ""
+        if off_on:
+            break
     return Evidence(
         figure.what,
         figure.unit,
@@ -1229,6 +1235,7 @@ def gather_evidence(figure: Figure, layouts: list[dict], yours: list[float], ans
         tuple(combined),
         unit_mistake,
         off_on,
+        tol if off_on else 0.0,
     )
 
 
@@ -1394,7 +1401,7 @@ def hint_from(figure: Figure, evidence: Evidence) -> str:
         pairs = [
             (y, p)
             for y, p in zip(evidence.yours, evidence.planner, strict=True)
-            if not _close(y, p, figure.fit_tol)
+            if not _close(y, p, evidence.off_tol)
         ]
         gaps = sorted(y - p for y, p in pairs)
         ratios = sorted(y / p for y, p in pairs)
@@ -2140,12 +2147,6 @@ STEP_RELATIONS = (
         lambda q: q["tp_share"],
         "bubble_tp_only",
     ),
-    Relation(
-        "bubble",
-        "of the compute alone (the all-reduces not divided by 1 - bubble)",
-        lambda q: 1 - q["tp_share"],
-        "bubble_compute_only",
-    ),
     Relation("bubble", "as without interleaving", lambda q: q["no_interleave"], "no_interleave"),
 )
 STEP_RELATIONS = scaled(STEP_SETTING_PARTS, STEP_RELATIONS)
@@ -2181,10 +2182,6 @@ STEP_HINTS = {
         "the bubble idles the GPU for the whole busy time's share: step = (compute + "
         "all-reduces) / (1 - bubble) + sends + data-parallel traffic; dividing the all-reduces "
         "alone (compute + tp / (1 - bubble): / binds before +) leaves the compute's bubble out."
-    ),
-    "bubble_compute_only": (
-        "the bubble idles the GPU for the whole busy time's share, the all-reduces' too: step "
-        "= (compute + all-reduces) / (1 - bubble) + sends + data-parallel traffic."
     ),
     "bubble_times": (
         "the bubble is a fraction of the whole step, (p - 1)/(v m + p - 1) of it idle, so "
