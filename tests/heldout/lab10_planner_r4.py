@@ -157,6 +157,7 @@ def my_layout():
     ),
     Blind(
         name="layout_tp4_pp2_activations_of_two",
+        hints=("76.0 GiB per GPU", "activations take 40 GiB"),
         exercise_id="planner_layout_fits",
         half="held2",
         correct=False,
@@ -173,6 +174,10 @@ def my_layout():
                 interleave=1)
 """,
     ),
+    # Not a false pass (tuning of issue 30, round 4): the lab says ZeRO-3 without a pipeline is
+    # judged as PyTorch FSDP runs it (one gather per block, prefetched to overlap the compute);
+    # so judged this layout is 1.08x the best (the 2.6x of the cause is ZeRO-3 under
+    # Megatron-LM's defaults, nothing overlapped). tests/test_heldout.py lists it as DISPUTED.
     Blind(
         name="layout_zero3_with_tp8",
         exercise_id="planner_layout_fits",
@@ -194,6 +199,7 @@ def my_layout():
     ),
     Blind(
         name="layout_without_interleave_key",
+        hints=("has no interleave", "all seven keys"),
         exercise_id="planner_layout_fits",
         half="held2",
         correct=False,
@@ -210,6 +216,7 @@ def my_layout():
     ),
     Blind(
         name="layout_dp_equals_nodes",
+        hints=("dp x tp x pp = 128",),
         exercise_id="planner_layout_fits",
         half="held2",
         correct=False,
@@ -227,6 +234,7 @@ def my_layout():
     ),
     Blind(
         name="layout_micro_batch_in_tokens",
+        hints=("micro-batch 8192", "must divide the 256 sequences"),
         exercise_id="planner_layout_fits",
         half="held2",
         correct=False,
@@ -313,6 +321,7 @@ def predict_memory_gib(layout):
     ),
     Blind(
         name="memory_zero_over_all_gpus",
+        hints=("ZeRO shards / (tp x pp)", "not over all 256"),
         exercise_id="planner_memory_prediction",
         half="held2",
         correct=False,
@@ -325,6 +334,7 @@ def predict_memory_gib(layout):
     ),
     Blind(
         name="memory_caret_is_xor",
+        hints=("divided by 28 where the planner divides by 2**30", "2^30 is 28"),
         exercise_id="planner_memory_prediction",
         half="held2",
         correct=False,
@@ -336,6 +346,7 @@ def predict_memory_gib(layout):
     ),
     Blind(
         name="memory_one_f_one_b_p_minus_one",
+        hints=("min(p - 1, m) micro-batches in flight", "min(p, m)"),
         exercise_id="planner_memory_prediction",
         half="held2",
         correct=False,
@@ -347,6 +358,7 @@ def predict_memory_gib(layout):
     ),
     Blind(
         name="memory_interleave_key_v",
+        hints=("1F1B's min(p, m) over the interleaved chunks",),
         exercise_id="planner_memory_prediction",
         half="held2",
         correct=False,
@@ -362,6 +374,7 @@ def predict_memory_gib(layout):
     ),
     Blind(
         name="memory_zero2_shards_weights",
+        hints=("bf16 weights / dp on ZeRO-2 layouts",),
         exercise_id="planner_memory_prediction",
         half="held2",
         correct=False,
@@ -396,6 +409,7 @@ def predict_memory_gib(layout):
     ),
     Blind(
         name="memory_no_pipeline_keeps_all_micro_batches",
+        hints=("but those without a pipeline (pp = 1)", "one micro-batch of all L layers"),
         exercise_id="planner_memory_prediction",
         half="held2",
         correct=False,
@@ -499,6 +513,7 @@ def predict_step_seconds(layout):
     ),
     Blind(
         name="step_bubble_p_over",
+        hints=("(1 - p/(v m + p - 1))", "not p of them"),
         exercise_id="planner_step_time",
         half="held2",
         correct=False,
@@ -512,6 +527,7 @@ def predict_step_seconds(layout):
     ),
     Blind(
         name="step_precedence_bubble_only_tp",
+        hints=("the compute not divided by 1 - bubble",),
         exercise_id="planner_step_time",
         half="held2",
         correct=False,
@@ -527,6 +543,7 @@ def predict_step_seconds(layout):
     ),
     Blind(
         name="step_6n_without_attention",
+        hints=("as 6N (8N) FLOPs per token",),
         exercise_id="planner_step_time",
         half="held2",
         correct=False,
@@ -548,6 +565,7 @@ def predict_step_seconds(layout):
     ),
     Blind(
         name="step_zero_gpus_per_node",
+        hints=("gpus_per_node=0", "8 // (tp x pp)", "tp x pp > 8"),
         exercise_id="planner_step_time",
         half="held2",
         correct=False,
@@ -562,6 +580,7 @@ def predict_step_seconds(layout):
     ),
     Blind(
         name="step_reduce_scatter_of_the_shard",
+        hints=("but those with ZeRO-2", "the whole buffer's bytes"),
         exercise_id="planner_step_time",
         half="held2",
         correct=False,
@@ -578,6 +597,7 @@ def predict_step_seconds(layout):
     ),
     Blind(
         name="step_bubble_floor_division",
+        hints=("bubble x 0", "the pipeline bubble is missing"),
         exercise_id="planner_step_time",
         half="held2",
         correct=False,
@@ -677,6 +697,7 @@ ANSWERS += [
     ),
     Blind(
         name="defend_layout_function_not_called",
+        hints=("(function)",),
         exercise_id="planner_defend",
         half="held2",
         correct=False,
@@ -702,6 +723,7 @@ def defend():
     ),
     Blind(
         name="defend_memory_and_step_swapped",
+        hints=("so the two are swapped",),
         exercise_id="planner_defend",
         half="held2",
         correct=False,
@@ -729,6 +751,7 @@ def defend():
     ),
     Blind(
         name="defend_bound_is_a_term",
+        hints=("bound is 'tensor-parallel'",),
         exercise_id="planner_defend",
         half="held2",
         correct=False,
@@ -755,6 +778,7 @@ def defend():
     ),
     Blind(
         name="defend_tp8_pp2_blames_bubble",
+        hints=("most extra seconds (tensor-parallel)",),
         exercise_id="planner_defend",
         half="held2",
         correct=False,
@@ -786,6 +810,7 @@ def defend():
     ),
     Blind(
         name="defend_five_percent_called_none",
+        hints=("most extra seconds (tensor-parallel)", "within 2%"),
         exercise_id="planner_defend",
         half="held2",
         correct=False,
