@@ -20,8 +20,11 @@ Four exercises:
   every layout: one term of the planner's (weights, gradients, optimizer states, activations,
   gathered layers; compute, bubble, each communication) taken a constant or a layout's
   quantity (tp x pp, dp, m, the micro-batches in flight, 1 - bubble...) times, or two terms'
-  constant factors together. A cause is named only when one relation explains every layout;
-  otherwise the hint says which setting the answer responds to unlike the planner's. An answer
+  constant factors together. A cause is named only when one relation explains every layout
+  (and moves each figure as the answer does); otherwise the hint says which set of layouts
+  alone is off (:data:`LAYOUT_SETS`: pp = 1, ZeRO-2, tp x pp > 8...) or which setting the
+  answer responds to unlike the planner's. A function that raises is told the set of layouts it
+  raises on and the course function's argument it gave 0 or less. An answer
   that calls ``gu.parallelism.evaluate`` or ``plan``, looks the planner's list up or copies its
   figures is told to predict instead; one within the tolerance that a known mistake reproduces
   far more closely than the planner's figure is that mistake.
