@@ -188,6 +188,8 @@ INDEX: dict[str, tuple[str, str]] = {
     "serving_paged_allocator": ("ch13_serving", "13_serving"),
     "serving_schedule_step": ("ch13_serving", "13_serving"),
     "serving_speculative_tokens": ("ch13_serving", "13_serving"),
+    "serving_decode_gemv": ("ch13_kernels", "13_serving"),
+    "serving_int8_gemv": ("ch13_kernels", "13_serving"),
 }
 
 

@@ -1,0 +1,482 @@
+"""Lab 13, part 2: the kernels of a decode step (chapter 13, sections 1 and 6).
+
+- ``serving_decode_gemv`` (Numba CUDA): ``y = W x`` for one token, fp32, W (out, in) row-major;
+  one block of 64 threads (two warps) per output row, consecutive threads reading consecutive
+  columns (the trace asks for coalesced reads), warp shuffles then shared memory for the block's
+  sum. In GPU mode a passing kernel is also timed on an 8192 x 8192 matrix and its bandwidth
+  stated as a share of a device-to-device copy measured in the same process
+  (``gu.inference_kernels``); on the simulator no speed is stated.
+- ``serving_int8_gemv`` (Triton, the interpreter on the simulator): weight-only int8 with one
+  fp32 scale per group of ``GROUP`` input columns (``gu.inference.quantize``'s format),
+  dequantised in the kernel, fp32 accumulation; compared with ``gu.inference.dequantize``'s
+  weights times x in float64.
+
+Hints come from evidence: the checker computes, on the same inputs, what named mistakes would
+give (a sum over the first pass only, one warp's or one lane's partial sum, an incomplete
+shuffle, a scale per row, the next group's scale, row 0's scales, negative weights read as
+unsigned, ...) and names the one the answer equals (``_evidence.match_candidates``); an answer
+that equals none is told what was observed (another row's values, a factor, a shift, inf where
+a float16 sum overflows) and the recipe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .. import runtime
+from ..inference_kernels import _decode_gemv
+from . import _evidence as ev
+from ._kernels import Case, Mismatch, coalesced, kernel_exercise, poisoned, random_inputs
+from ._kernels import race_hint as _race_hint
+from ._registry import CheckResult, register
+from ._triton import LaunchError, TritonCase, register_reducer, triton_exercise
+from .ch03_first_kernels import index_error_target
+
+CHAPTER = "13_serving"
+
+register_reducer()  # a compiled Triton kernel (GPU mode) travels to the checker by its function
+
+# --- serving_decode_gemv ------------------------------------------------------------------------
+
+THREADS = 64  # two warps per row: shuffles inside each warp, shared memory between them
+WARP = 32
+
+GEMV_SIGNATURE = (
+    "decode_gemv(w, x, y): w (rows, cols) float32 row-major, x (cols,), y (rows,); y = w @ x. "
+    "Block b computes row b: thread t adds w[b, j] * x[j] for j = t, t + 64, ...; shuffles add "
+    "up each warp's 32 partial sums, then the two warp sums meet in shared memory"
+)
+GEMV_LAUNCH = (
+    f"1-D: rows blocks of {THREADS} threads (2 warps): row = cuda.blockIdx.x, "
+    "t = cuda.threadIdx.x; the grid has exactly one block per row"
+)
+GEMV_SHAPES = ((1, 1), (3, 2), (2, 3), (3, 3), (2, 33), (9, 100), (3, 200))
+
+_RECIPE = (
+    "thread t adds w[row, j] * x[j] for j = t, t + 64, ... (`for j in range(t, w.shape[1], "
+    "64):`); then `v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)` for offset = 16, 8, 4, 2, "
+    "1 leaves each warp's sum in its lane 0, which writes it to a shared array of 2; after "
+    "cuda.syncthreads(), thread 0 writes y[row] = the two warp sums added."
+)
+
+
+def _gemv_case(rng: np.random.Generator, rows: int, cols: int) -> Case:
+    w, x = random_inputs(rng, (rows, cols), cols)
+    return Case(
+        label=f"w {rows}x{cols}",
+        griddim=rows,
+        blockdim=THREADS,
+        inputs=(w, x),
+        outputs=poisoned(rows),
+        expected=((w.astype(np.float64) @ x).astype(np.float32),),
+        rtol=1e-4,
+        atol=1e-5 * max(cols, 1) ** 0.5 * 4,
+    )
+
+
+def _gemv_cases(rng: np.random.Generator) -> list[Case]:
+    # 1, 2 and 3 rows and columns; rows shorter than a warp (33: one column past it); 9 rows of
+    # 100 (two passes of 64, the second partial); 200 columns: four passes, the last partial.
+    # Few rows: numba's simulator runs one OS thread per CUDA thread, 64 per row
+    return [_gemv_case(rng, rows, cols) for rows, cols in GEMV_SHAPES]
+
+
+def _thread_partials(w: np.ndarray, x: np.ndarray, step: int = THREADS) -> np.ndarray:
+    """(rows, THREADS): what thread t sums when it loops j = t, t + step, ... (float64)."""
+    products = w.astype(np.float64) * x
+    partials = np.zeros((w.shape[0], THREADS))
+    for t in range(min(THREADS, w.shape[1])):
+        partials[:, t] = products[:, t::step].sum(axis=1)
+    return partials
+
+
+def _gemv_candidates(case: Case) -> dict[str, np.ndarray]:
+    w, x = case.inputs
+    rows, cols = w.shape
+    products = w.astype(np.float64) * x
+    partials = _thread_partials(w, x)
+    lanes = partials.reshape(rows, THREADS // WARP, WARP)
+    found = {}
+    if cols > THREADS:
+        found["first pass"] = products[:, :THREADS].sum(axis=1)
+    if cols > WARP:
+        found["step 32"] = _thread_partials(w, x, WARP).sum(axis=1)
+    if cols > 1:
+        found["thread 0"] = partials[:, 0]
+    if cols > WARP:
+        found["warp 0"] = lanes[:, 0].sum(axis=1)
+        found["warp 1"] = lanes[:, 1].sum(axis=1)
+        found["lane 0s"] = lanes[:, :, 0].sum(axis=1)
+    for steps in (1, 2, 3, 4):
+        reached = 2**steps
+        if cols > reached:
+            found[f"lanes {reached}"] = lanes[:, :, :reached].sum(axis=(1, 2))
+    if rows == cols and rows > 1:
+        found["transposed"] = w.T.astype(np.float64) @ x
+    return found
+
+
+_GEMV_HINTS = {
+    "first pass": (
+        "only the first 64 columns of each row were summed: a row longer than the block needs "
+        "a loop, `for j in range(t, w.shape[1], 64):`, each thread adding every 64th column."
+    ),
+    "step 32": (
+        "columns were counted twice: the loop steps by 32, a warp, but the block has 64 threads, "
+        "so threads t and t + 32 both add column t + 32, t + 64, ... Step by 64, the block's "
+        "size: `for j in range(t, w.shape[1], 64):`."
+    ),
+    "thread 0": (
+        "y[row] holds only thread 0's own partial sum (columns 0, 64, 128, ...): the other "
+        "threads' sums never reached it. Inside each warp, shuffles bring the 32 partial sums "
+        "to lane 0 (here the shuffles are missing, or stop short): `v += "
+        "cuda.shfl_down_sync(0xFFFFFFFF, v, offset)` for offset = 16, 8, 4, 2, 1; then lane 0 "
+        "of each warp hands its sum over through shared memory."
+    ),
+    "warp 0": (
+        "y[row] holds the first warp's sum only (columns j with j % 64 < 32): the second "
+        "warp's sum is missing. Its lane 0 (thread 32) must store it in a shared array, and "
+        "thread 0 adds both after cuda.syncthreads()."
+    ),
+    "warp 1": (
+        "y[row] holds the second warp's sum only (columns j with j % 64 >= 32): both warps "
+        "wrote y[row] and the later write won, or thread 0 read the wrong shared slot. Store "
+        "each warp's sum in its own slot (index t // 32), then one thread adds the two."
+    ),
+    "lane 0s": (
+        "only lane 0 of each warp added its own partial sum: the shuffles are missing. Before "
+        "lane 0 writes, `v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)` for offset = 16, 8, 4, "
+        "2, 1 brings the warp's 32 partial sums into it."
+    ),
+    "transposed": (
+        "you computed w.T @ x: w is stored (out, in), row-major, so row b's weights are "
+        "w[b, 0], w[b, 1], ...: read w[row, j], not w[j, row]."
+    ),
+}
+
+
+def _gemv_hint(case: Case, mismatch: Mismatch) -> str:
+    got = mismatch.got.astype(np.float64)
+    if mismatch.unwritten.any() and not mismatch.wrong.any():
+        rows = np.flatnonzero(mismatch.unwritten)
+        return (
+            f"row(s) {ev.describe_indices(rows.tolist())} of y were never written. Each block "
+            "owns the row cuda.blockIdx.x, and exactly one of its threads (thread 0) writes "
+            "y[row] once the block's sum is complete."
+        )
+    candidates = _gemv_candidates(case)
+    name = ev.match_candidates(got, candidates, rtol=case.rtol, atol=case.atol)
+    if name is not None and name.startswith("lanes "):
+        reached = int(name.split()[1])
+        return (
+            f"only lanes 0 to {reached - 1} of each warp reached lane 0's sum: the shuffles need "
+            "all five steps, offsets 16, 8, 4, 2 and 1 (`shfl_down_sync`, not `shfl_sync`)."
+        )
+    if name is not None:
+        return _GEMV_HINTS[name]
+    if not np.isfinite(got[mismatch.wrong]).all():
+        return (
+            "some y are NaN or inf: a partial sum read before it was written (a shared slot "
+            "read before cuda.syncthreads(), or a lane's value from outside the row) is the "
+            "likely cause. " + _RECIPE
+        )
+    relation = ev.find_relation(got[:, None], mismatch.expected[:, None], rtol=case.rtol)
+    observed = ""
+    if relation is not None and relation.kind == "other_row":
+        sources = [int(v) for v in relation.values]
+        observed = (
+            f"Observed: the wrong rows hold other rows' results (first: row "
+            f"{sources[0]}'s): each block must take its row from cuda.blockIdx.x only. "
+        )
+    elif relation is not None and relation.kind in ("constant_factor", "offset", "shift"):
+        observed = f"Observed: {relation.describe()}. "
+    return observed + _RECIPE
+
+
+def _gemv_error_hint(case: Case, error) -> str:
+    w, _ = case.inputs
+    rows, cols = w.shape
+    if getattr(error, "kind", "") == "warp":
+        return (
+            "all 32 lanes of a warp must reach every shuffle: a thread with no column (t >= "
+            "cols) keeps v = 0 and still takes part; do not return early or put the shuffles "
+            "under an `if` that only some lanes take."
+        )
+    target = index_error_target(case, error)
+    axis, size, index = (getattr(error, k, None) for k in ("axis", "size", "index"))
+    if target == "shared":
+        return (
+            "the shared array holds one sum per warp: 2 slots for 64 threads, "
+            "`cuda.shared.array(2, float32)`, indexed t // 32 (only lanes 0 write)."
+        )
+    if index is not None and rows != cols and (axis, size) in ((1, cols), (0, rows)):
+        swapped = (axis == 1 and index < rows) or (axis == 0 and index < cols)
+        if swapped:
+            return (
+                "w is (rows, cols) = (out, in), row-major: its first index is the output row "
+                "(cuda.blockIdx.x), its second the column j: w[row, j], not w[j, row]."
+            )
+    if size == cols and axis in (0, 1, None):
+        return (
+            "loop over the row's columns with `for j in range(t, w.shape[1], 64):`, so no "
+            "thread reads past the end of the row (a row shorter than 64 leaves some threads "
+            "with no column: they keep 0 and still join the shuffles)."
+        )
+    if size == rows and axis == 0:
+        return (
+            "there is one block per row and no more: row = cuda.blockIdx.x (not "
+            "cuda.grid(1), which counts threads)."
+        )
+    return ""
+
+
+def _gemv_race_hint(race) -> str:
+    if race.kind == "write-write" and race.space != "shared":
+        return (
+            f"several threads wrote {race.element}: exactly one thread per row writes y[row] "
+            "(thread 0, after adding the two warp sums)."
+        )
+    return _race_hint(race)
+
+
+_COALESCING_HINT = (
+    "the 32 threads of a warp should read 32 consecutive columns of ONE row: w[row, j] with "
+    "j = t, t + 64, ... A thread that sums its own contiguous chunk of the row, or its own row, "
+    "makes a warp's 32 reads land in up to 32 different 32-byte sectors."
+)
+
+
+def _timed_on_gpu(exercise) -> object:
+    """``exercise``'s run, plus the kernel's bandwidth in GPU mode once it passes."""
+    base = exercise.run
+
+    def run(kernel) -> CheckResult:
+        result = base(kernel)
+        if not result.passed or runtime.mode != "gpu":
+            return result
+        from .. import inference_kernels as ik
+
+        try:
+            seconds, rate = ik.time_decode_gemv(kernel, 8192, 8192, THREADS)
+            ceiling = ik.copy_ceiling()
+        except Exception as error:  # the verdict stands; only the timing is missing
+            return dataclasses.replace(
+                result,
+                message=result.message
+                + f" (Timing it on the GPU failed: {type(error).__name__}; not timed.)",
+            )
+        return dataclasses.replace(
+            result,
+            message=result.message
+            + f" On this GPU, an 8192 x 8192 fp32 matrix took {seconds * 1e6:,.0f} us: "
+            f"{rate / 1e9:,.0f} GB/s, {100 * rate / ceiling:.0f}% of a device-to-device copy "
+            f"measured just now ({ceiling / 1e9:,.0f} GB/s read + written).",
+        )
+
+    return dataclasses.replace(exercise, run=run)
+
+
+register(
+    _timed_on_gpu(
+        kernel_exercise(
+            id="serving_decode_gemv",
+            chapter=CHAPTER,
+            title="The decode GEMV: one token, one block per row, coalesced",
+            signature=GEMV_SIGNATURE,
+            launch_text=GEMV_LAUNCH,
+            output_names=("y",),
+            cases=_gemv_cases,
+            hint=_gemv_hint,
+            error_hint=_gemv_error_hint,
+            race_hint=_gemv_race_hint,
+            requirements=(coalesced("w", stores=False, hint=_COALESCING_HINT),),
+            # 16 rows: a thread-per-row answer's warp reads 16 rows at once; 256 columns: a
+            # chunk per thread is 4 columns, so its warp requests spread over 16 sectors
+            trace_case=lambda rng: _gemv_case(rng, 16, 256),
+            reference=_decode_gemv,
+        )
+    )
+)
+
+
+# --- serving_int8_gemv --------------------------------------------------------------------------
+
+INT8_SIGNATURE = (
+    "int8_gemv_kernel(q_ptr, scale_ptr, x_ptr, y_ptr, n_cols, GROUP: tl.constexpr, "
+    "BLOCK: tl.constexpr)"
+)
+INT8_LAUNCH = (
+    "int8_gemv_kernel[(rows,)](q, scales, x, y, n_cols, GROUP, BLOCK): one program per output "
+    "row; q (rows, n_cols) int8 and scales (rows, n_cols // GROUP) float32, both contiguous, "
+    "from gu.inference.quantize(w, bits=8, group=GROUP); x (n_cols,) and y (rows,) float32; "
+    "y[r] = sum over c of q[r, c] * scales[r, c // GROUP] * x[c], summed in float32; n_cols is "
+    "a multiple of GROUP, not always of BLOCK"
+)
+#: (rows, n_cols, GROUP, BLOCK, large): large values make a float16 sum overflow (> 65,504)
+INT8_CASES = (
+    (2, 512, 128, 128, True),  # first: a float16 sum overflows before its rounding shows
+    (3, 96, 32, 64, False),  # a block spans two groups; the last block is half empty
+    (1, 1, 1, 16, False),
+    (2, 6, 2, 4, False),
+    (3, 12, 3, 8, False),  # a group of 3: not a power of two
+    (5, 256, 128, 64, False),  # the chapter's group of 128: two blocks per group
+    (33, 100, 4, 32, False),
+)
+
+
+def _int8_case(rng: np.random.Generator, rows, cols, group, block, large) -> TritonCase:
+    import torch
+
+    from .. import inference
+
+    if large:  # all positive: each row's sum grows past float16's largest value
+        w = rng.uniform(0.5, 1.0, (rows, cols)).astype(np.float32)
+        x = rng.uniform(200.0, 300.0, cols).astype(np.float32)
+    else:
+        w, x = random_inputs(rng, (rows, cols), cols)
+    q, scales = inference.quantize(w, bits=8, group=group)
+    expected = inference.dequantize(q, scales).astype(np.float64) @ x
+    magnitude = float(np.abs(inference.dequantize(q, scales)).max() * np.abs(x).max())
+    return TritonCase(
+        label=f"{rows} row{'s' * (rows != 1)} of {cols} column{'s' * (cols != 1)}, GROUP = "
+        f"{group}, BLOCK = {block}",
+        grid=(rows,),
+        args={
+            "q_ptr": torch.from_numpy(q),
+            "scale_ptr": torch.from_numpy(scales),
+            "x_ptr": torch.from_numpy(x),
+            "y_ptr": torch.full((rows,), float("nan")),
+            "n_cols": cols,
+        },
+        outputs=("y_ptr",),
+        expected={"y_ptr": torch.from_numpy(expected.astype(np.float32))},
+        constexprs={"GROUP": group, "BLOCK": block},
+        rtol=1e-4,
+        atol=1e-5 * magnitude * cols**0.5,
+        extra={"q": q, "scales": scales, "x": x, "group": group, "block": block},
+    )
+
+
+def _int8_cases(rng: np.random.Generator) -> list[TritonCase]:
+    return [_int8_case(rng, *shape) for shape in INT8_CASES]
+
+
+def _int8_candidates(case: TritonCase) -> dict[str, np.ndarray]:
+    q = case.extra["q"].astype(np.float64)
+    scales = case.extra["scales"].astype(np.float64)
+    x = case.extra["x"].astype(np.float64)
+    group, block = case.extra["group"], case.extra["block"]
+    rows, cols = q.shape
+    groups = cols // group
+    column = np.arange(cols)
+
+    def with_scales(per_column: np.ndarray) -> np.ndarray:
+        return (q * per_column) @ x
+
+    found = {}
+    if groups > 1:
+        found["row scale"] = with_scales(scales[:, [0]])
+        following = np.concatenate([scales[:, 1:], np.zeros((rows, 1))], axis=1)
+        found["next group"] = with_scales(following[:, column // group])
+    if rows > 1:
+        found["row 0 scales"] = with_scales(scales[[0]][:, column // group])
+    if block > group and groups > 1:
+        found["block scale"] = with_scales(scales[:, (column // block) * block // group])
+    if block != group and cols // block < groups:
+        found["group by block"] = with_scales(scales[:, column // block])
+    found["no scale"] = q @ x
+    if (case.extra["q"] < 0).any():
+        found["unsigned"] = (np.where(q < 0, q + 256, q) * scales[:, column // group]) @ x
+    return found
+
+
+_INT8_HINTS = {
+    "row scale": (
+        "every column of a row used the row's first scale, scales[r, 0]: there is one scale per "
+        "group of GROUP columns, so column c needs scales[r, c // GROUP] (load them with the "
+        "columns: `tl.load(scale_ptr + row * (n_cols // GROUP) + cols // GROUP, ...)`)."
+    ),
+    "next group": (
+        "each column used the scale of the next group, scales[r, c // GROUP + 1] (and 0 for "
+        "the last group): the group index is off by one. Groups count from 0: c // GROUP."
+    ),
+    "row 0 scales": (
+        "every row used row 0's scales: the scale index needs the row's offset too, "
+        "row * (n_cols // GROUP) + cols // GROUP (each row has n_cols // GROUP scales)."
+    ),
+    "block scale": (
+        "each block of BLOCK columns used one scale, that of its first column: when BLOCK > "
+        "GROUP a block spans several groups. Load a scale per column, scales[r, cols // GROUP] "
+        "(a gather: neighbouring columns share it)."
+    ),
+    "group by block": (
+        "the scale index was computed with BLOCK, cols // BLOCK: groups are GROUP columns "
+        "wide, whatever the block: cols // GROUP."
+    ),
+    "no scale": (
+        "the weights were used as raw integers: dequantise each one, q * scales[r, c // "
+        "GROUP], before multiplying by x[c]."
+    ),
+    "unsigned": (
+        "negative weights counted as 256 + q: q is signed int8 (-127 to 127). Convert it with "
+        "`q.to(tl.float32)` (not through tl.uint8) before scaling."
+    ),
+}
+
+
+def _int8_hint(case: TritonCase, mismatch: Mismatch) -> str:
+    got = mismatch.got.astype(np.float64)
+    if mismatch.unwritten.any() and not mismatch.wrong.any():
+        rows = np.flatnonzero(mismatch.unwritten)
+        return (
+            f"row(s) {ev.describe_indices(rows.tolist())} of y were never written: program "
+            "`tl.program_id(0)` owns that row and stores `tl.sum(acc, axis=0)` to y_ptr + row "
+            "once its loop is over."
+        )
+    expected = mismatch.expected.astype(np.float64)
+    overflow = ~np.isfinite(got) & np.isfinite(expected)
+    if overflow.any() and np.abs(expected[overflow]).max() > 65504:
+        return (
+            f"y is inf where the row's sum is {np.abs(expected[overflow]).max():,.0f}: past "
+            "65,504, the largest float16, so the sum (or a product) ran in float16. Accumulate "
+            "in float32: `acc = tl.zeros((BLOCK,), dtype=tl.float32)` and `q.to(tl.float32)`."
+        )
+    name = ev.match_candidates(got, _int8_candidates(case), rtol=case.rtol, atol=case.atol)
+    if name is not None:
+        return _INT8_HINTS[name]
+    relation = ev.find_relation(got[:, None], expected[:, None], rtol=case.rtol, atol=case.atol)
+    observed = ""
+    if relation is not None and relation.kind not in ("unwritten", "nonfinite", "candidate"):
+        observed = f"Observed: {relation.describe()}. "
+    return observed + (
+        "for each block of columns `cols = start + tl.arange(0, BLOCK)` (mask cols < n_cols), "
+        "load q[row, cols], scales[row, cols // GROUP] and x[cols], add `q.to(tl.float32) * "
+        "s * x` to a float32 accumulator, and store `tl.sum(acc, axis=0)` at y_ptr + row."
+    )
+
+
+def _int8_error_hint(case: TritonCase, error: LaunchError) -> str:
+    tensor = getattr(error, "tensor", "")
+    if tensor == "scale_ptr":
+        return (
+            "the scales are (rows, n_cols // GROUP): column c of row r uses element "
+            "r * (n_cols // GROUP) + c // GROUP, and the last block's lanes past n_cols need "
+            "the mask too."
+        )
+    return ""
+
+
+register(
+    triton_exercise(
+        id="serving_int8_gemv",
+        chapter=CHAPTER,
+        title="A weight-only int8 GEMV with group scales, in Triton",
+        signature=INT8_SIGNATURE,
+        launch_text=INT8_LAUNCH,
+        cases=_int8_cases,
+        hint=_int8_hint,
+        error_hint=_int8_error_hint,
+    )
+)
