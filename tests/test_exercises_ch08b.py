@@ -1271,3 +1271,458 @@ def test_a_floor_division_is_named_from_its_error():
     result = run("primer_train_step", step_floor_divided_sum)
     assert_only_hint(result, primer.FLOOR_DIVISION, STEP_HINTS)
     assert "floor_divide" in result.message and "`loss.backward()`" in result.message
+
+
+# --- issue 30, held-out round 3: causes from evidence (what backward ran on, which positions carry
+# no gradient, what the model read, which parameters are off, what a one-position sequence shows)
+
+
+def test_call_2s_targets_miss_token_0_and_the_last_id():
+    """A size taken from the data (one_hot without num_classes) differs from the vocabulary only
+    on a batch without the last id: call 2 has neither end, calls 1 and 3 have both."""
+    v = primer.STEP_CONFIG["vocab_size"]
+    holds = [(bool((t == 0).any()), bool((t == v - 1).any())) for _, t in primer._step_batches()]
+    assert holds == [(True, True), (False, False), (True, True)]
+
+
+def step_one_hot_without_num_classes(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.flatten(0, 1), F.one_hot(targets.flatten()).float())
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_soft_targets_sized_by_max(model, optimizer, tokens, targets):
+    """One-hot probabilities built by hand, as wide as the largest target + 1."""
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    flat = targets.flatten()
+    probs = torch.zeros(flat.numel(), int(flat.max()) + 1).scatter_(1, flat[:, None], 1.0)
+    loss = F.cross_entropy(logits.flatten(0, 1), probs)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_one_hot_with_num_classes(model, optimizer, tokens, targets):
+    """Correct differently: probabilities as targets, as wide as the vocabulary."""
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    probs = F.one_hot(targets.flatten(), num_classes=logits.shape[-1]).float()
+    loss = F.cross_entropy(logits.flatten(0, 1), probs)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_unpacks_loss_first(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    loss, _ = model(tokens, targets)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_loss_per_position(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="none")
+    loss.backward()
+    optimizer.step()
+    return loss.mean().item()
+
+
+def step_scores_against_inputs(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.flatten(0, 1), tokens.flatten())
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_scores_against_inputs_class_dim(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.transpose(1, 2), tokens)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_targets_rolled(model, optimizer, tokens, targets):
+    """Each position scored against the previous position's target."""
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.transpose(1, 2), targets.roll(1, dims=1))
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_model_reads_targets(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(targets)
+    loss = F.cross_entropy(logits.flatten(0, 1), tokens.flatten())
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_ignore_index_zero(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=0)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_targets_above_zero(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    keep = targets > 0  # token 0 taken for padding
+    loss = F.cross_entropy(logits[keep], targets[keep])
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_drops_last_position(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits[:, :-1].flatten(0, 1), targets[:, :-1].flatten())
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def step_drops_first_position(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    loss = F.cross_entropy(logits[:, 1:].transpose(1, 2), targets[:, 1:])
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+ROUND3_STEP_HINTS = [
+    primer.SIZE_FROM_DATA,
+    primer.LOGITS_NOT_LOSS,
+    primer.PER_POSITION_LOSS,
+    primer.NOT_A_NUMBER,
+    primer.SCORED_INPUTS,
+    primer.OTHER_TARGETS,
+    primer.INPUTS_SWAPPED,
+    primer.ZERO_IS_A_TOKEN,
+    primer.LAST_POSITION,
+    primer.UNSCORED,
+    primer.TIED_ONCE,
+]
+
+
+@pytest.mark.parametrize(
+    "answer, hint, words",
+    [
+        (step_one_hot_without_num_classes, primer.SIZE_FROM_DATA, "hold no token 31"),
+        (step_soft_targets_sized_by_max, primer.SIZE_FROM_DATA, "one target set to 31 runs"),
+        (step_unpacks_loss_first, primer.LOGITS_NOT_LOSS, "exactly the logits"),
+        (step_loss_per_position, primer.PER_POSITION_LOSS, "shape (32,): one value per"),
+        (step_scores_against_inputs, primer.SCORED_INPUTS, "same position of the input"),
+        (step_scores_against_inputs_class_dim, primer.SCORED_INPUTS, "its own input token"),
+        (step_targets_rolled, primer.OTHER_TARGETS, "but another position's"),
+        (step_model_reads_targets, primer.INPUTS_SWAPPED, "the model's input was not"),
+        (step_ignore_index_zero, primer.ZERO_IS_A_TOKEN, "whose target is token 0"),
+        (step_targets_above_zero, primer.ZERO_IS_A_TOKEN, "a mean over those 30 alone"),
+        (step_drops_last_position, primer.LAST_POSITION, "the last position (7)"),
+        (step_drops_first_position, primer.UNSCORED, "position 0 of every sequence"),
+    ],
+)
+def test_train_step_round3_causes_come_from_evidence(answer, hint, words):
+    result = run("primer_train_step", answer)
+    assert_only_hint(result, hint, [*STEP_HINTS, *LOGIT_HINTS, *ROUND3_STEP_HINTS])
+    assert words in result.message, result.message
+
+
+def test_train_step_accepts_one_hot_targets_as_wide_as_the_vocabulary():
+    result = run("primer_train_step", step_one_hot_with_num_classes)
+    assert result.passed, result.message
+
+
+def test_a_flatten_order_mistake_is_not_called_scoring_the_inputs():
+    message = run("primer_train_step", step_targets_seq_major).message
+    assert primer.WRONG_TARGETS in message and primer.SCORED_INPUTS not in message, message
+
+
+def block_float_d_head(block, x):
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    d = h / a
+    q, k, v = block.attn.qkv(block.ln1(x)).split(h, dim=-1)
+    q, k, v = (t.view(b, s, a, d).transpose(1, 2) for t in (q, k, v))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    x = x + block.attn.proj(y.transpose(1, 2).reshape(b, s, h))
+    return x + _mlp(block, block.ln2(x))
+
+
+def block_float_d_head_unflatten(block, x):
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    q, k, v = block.attn.qkv(block.ln1(x)).split(h, dim=-1)
+    q, k, v = (t.unflatten(-1, (a, h / a)).transpose(1, 2) for t in (q, k, v))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    x = x + block.attn.proj(y.transpose(1, 2).reshape(b, s, h))
+    return x + _mlp(block, block.ln2(x))
+
+
+def _strided_heads(block, x, split):
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    q, k, v = block.attn.qkv(block.ln1(x)).split(h, dim=-1)
+    q, k, v = (split(t, b, s, h // a, a) for t in (q, k, v))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    x = x + block.attn.proj(y.permute(0, 2, 3, 1).reshape(b, s, h))
+    return x + _mlp(block, block.ln2(x))
+
+
+def block_heads_interleaved(block, x):
+    return _strided_heads(block, x, lambda t, b, s, d, a: t.view(b, s, d, a).permute(0, 3, 1, 2))
+
+
+def block_heads_interleaved_unflatten(block, x):
+    return _strided_heads(block, x, lambda t, b, s, d, a: t.unflatten(-1, (d, a)).movedim(-1, 1))
+
+
+def _attention_then(block, x, *, probs=1.0, values=1.0):
+    """Unscaled scores, masked and softmaxed, then a factor on the probabilities or on v."""
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    d = h // a
+    q, k, v = block.attn.qkv(block.ln1(x)).split(h, dim=-1)
+    q, k, v = (t.view(b, s, a, d).transpose(1, 2) for t in (q, k, v))
+    scores = q @ k.transpose(-2, -1)
+    mask = torch.ones(s, s, dtype=torch.bool).triu(1)
+    weights = scores.masked_fill(mask, float("-inf")).softmax(-1) * probs
+    y = (weights @ (v * values)).transpose(1, 2).reshape(b, s, h)
+    x = x + block.attn.proj(y)
+    return x + _mlp(block, block.ln2(x))
+
+
+def block_scale_after_softmax(block, x):
+    d = x.shape[-1] // block.attn.config.n_heads
+    return _attention_then(block, x, probs=1 / math.sqrt(d))
+
+
+def block_scale_on_values(block, x):
+    d = x.shape[-1] // block.attn.config.n_heads
+    return _attention_then(block, x, values=1 / math.sqrt(d))
+
+
+def block_halved_weights(block, x):
+    """A factor 0.5 after the softmax that is no scale of attention."""
+    return _attention_then(block, x, probs=0.5)
+
+
+_FUTURE = {}
+
+
+def block_mask_cached_first_shape(block, x):
+    s = x.shape[1]
+    if "mask" not in _FUTURE:
+        _FUTURE["mask"] = torch.ones(s, s, dtype=torch.bool).triu(1)
+    return _mask_given(block, x, _FUTURE["mask"])
+
+
+def block_mask_of_length_5(block, x):
+    return _mask_given(block, x, torch.ones(5, 5, dtype=torch.bool).triu(1))
+
+
+def block_mask_cached_per_length(block, x):
+    """Correct differently: one mask per sequence length, kept between calls."""
+    s = x.shape[1]
+    if s not in _FUTURE:
+        _FUTURE[s] = torch.ones(s, s, dtype=torch.bool).triu(1)
+    return _mask_given(block, x, _FUTURE[s])
+
+
+def _mask_given(block, x, mask):
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    d = h // a
+    q, k, v = block.attn.qkv(block.ln1(x)).split(h, dim=-1)
+    q, k, v = (t.view(b, s, a, d).transpose(1, 2) for t in (q, k, v))
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(d)
+    y = scores.masked_fill(mask, float("-inf")).softmax(-1) @ v
+    x = x + block.attn.proj(y.transpose(1, 2).reshape(b, s, h))
+    return x + _mlp(block, block.ln2(x))
+
+
+def block_queries_scaled(block, x):
+    """Correct differently: q scaled by 1/sqrt(d_head) before the scores (not after softmax)."""
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    d = h // a
+    q, k, v = block.attn.qkv(block.ln1(x)).split(h, dim=-1)
+    q, k, v = (t.view(b, s, a, d).transpose(1, 2) for t in (q, k, v))
+    y = F.scaled_dot_product_attention(q * d**-0.5, k, v, is_causal=True, scale=1.0)
+    x = x + block.attn.proj(y.transpose(1, 2).reshape(b, s, h))
+    return x + _mlp(block, block.ln2(x))
+
+
+ROUND3_BLOCK_HINTS = [
+    primer.D_HEAD_INT,
+    primer.HEADS_CONTIGUOUS,
+    primer.SCALE_PLACE,
+    primer.AFTER_SOFTMAX,
+    primer.STALE_LENGTH,
+]
+
+
+@pytest.mark.parametrize(
+    "answer, hint, words",
+    [
+        (block_float_d_head, primer.D_HEAD_INT, "TypeError"),
+        (block_float_d_head_unflatten, primer.D_HEAD_INT, "got float"),
+        (block_heads_interleaved, primer.HEADS_CONTIGUOUS, "every n_heads-th feature"),
+        (block_heads_interleaved_unflatten, primer.HEADS_CONTIGUOUS, "every n_heads-th feature"),
+        (block_scale_after_softmax, primer.SCALE_PLACE, "is v times 0.3536"),
+        (block_scale_on_values, primer.SCALE_PLACE, "1/sqrt(d_head) with d_head = 8"),
+        (block_halved_weights, primer.AFTER_SOFTMAX, "is v times 0.5"),
+        (block_mask_cached_first_shape, primer.STALE_LENGTH, "an earlier call's sequence length"),
+        (block_mask_of_length_5, primer.STALE_LENGTH, "raised at sequence length 7"),
+    ],
+)
+def test_block_round3_causes_come_from_evidence(answer, hint, words):
+    _FUTURE.clear()
+    result = run("primer_block_forward", answer)
+    assert_only_hint(result, hint, [*BLOCK_HINTS, *ROUND3_BLOCK_HINTS])
+    assert words in result.message, result.message
+
+
+@pytest.mark.parametrize("answer", [block_mask_cached_per_length, block_queries_scaled])
+def test_block_round3_correct_alternatives_pass(answer):
+    _FUTURE.clear()
+    result = run("primer_block_forward", answer)
+    assert result.passed, result.message
+
+
+def _accumulate_summed(model, micro_batches):
+    total = 0.0
+    for tokens, targets in micro_batches:
+        logits, _ = model(tokens)
+        summed = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum")
+        summed.backward()
+        total += summed.item()
+    return total
+
+
+def accumulate_tied_weight_divided_twice(model, optimizer, micro_batches):
+    optimizer.zero_grad()
+    n = sum(int((t != -100).sum()) for _, t in micro_batches)
+    total = _accumulate_summed(model, micro_batches)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, (torch.nn.Linear, torch.nn.Embedding, torch.nn.LayerNorm)):
+                for p in module.parameters(recurse=False):
+                    p.grad /= n
+    optimizer.step()
+    return total / n
+
+
+def accumulate_divides_every_name(model, optimizer, micro_batches):
+    """Every parameter name's gradient divided, the tied weight's under both of its names."""
+    optimizer.zero_grad()
+    n = sum(int((t != -100).sum()) for _, t in micro_batches)
+    total = _accumulate_summed(model, micro_batches)
+    with torch.no_grad():
+        for _, p in model.named_parameters(remove_duplicate=False):
+            p.grad /= n
+    optimizer.step()
+    return total / n
+
+
+def accumulate_divides_each_parameter_once(model, optimizer, micro_batches):
+    """Correct differently: summed losses, each parameter's gradient divided once after."""
+    optimizer.zero_grad()
+    n = sum(int((t != -100).sum()) for _, t in micro_batches)
+    total = _accumulate_summed(model, micro_batches)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.grad /= n
+    optimizer.step()
+    return total / n
+
+
+def accumulate_return_inside_loop(model, optimizer, micro_batches):
+    optimizer.zero_grad()
+    n = sum(int((t != -100).sum()) for _, t in micro_batches)
+    total = 0.0
+    for tokens, targets in micro_batches:
+        logits, _ = model(tokens)
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum") / n
+        loss.backward()
+        total += loss.item()
+        optimizer.step()
+        return total
+
+
+def accumulate_step_then_break(model, optimizer, micro_batches):
+    optimizer.zero_grad()
+    total = 0.0
+    for tokens, targets in micro_batches:
+        _, loss = model(tokens, targets)
+        loss.backward()
+        total += loss.item()
+        optimizer.step()
+        break
+    return total
+
+
+def accumulate_unpacks_targets_first(model, optimizer, micro_batches):
+    optimizer.zero_grad()
+    n = sum(int((t != -100).sum()) for t, _ in micro_batches)
+    total = 0.0
+    for targets, tokens in micro_batches:
+        logits, _ = model(tokens)
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum") / n
+        loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+
+
+def accumulate_count_per_position(model, optimizer, micro_batches):
+    optimizer.zero_grad()
+    n = sum((t != -100).sum(dim=0) for _, t in micro_batches)
+    total = 0.0
+    for tokens, targets in micro_batches:
+        logits, _ = model(tokens)
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum") / n
+        loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+
+
+@pytest.mark.parametrize(
+    "answer, hint, words",
+    [
+        (accumulate_tied_weight_divided_twice, primer.TIED_ONCE, "is also `lm_head.weight`"),
+        (accumulate_divides_every_name, primer.TIED_ONCE, "`wte.weight`'s is 0.02083 = 1/48"),
+        (accumulate_return_inside_loop, "after the loop", "micro-batch 1 of 3 alone"),
+        (accumulate_step_then_break, "after the loop", "only 1 of the 3 micro-batches"),
+        (accumulate_unpacks_targets_first, primer.INPUTS_SWAPPED, "tokens and targets were"),
+        (accumulate_count_per_position, primer.NOT_A_NUMBER, "shape (8,), not one number"),
+    ],
+)
+def test_accumulate_step_round3_causes_come_from_evidence(answer, hint, words):
+    result = run("primer_accumulate_step", answer)
+    assert_only_hint(result, hint, [*ACCUMULATE_HINTS, *LOGIT_HINTS, *ROUND3_STEP_HINTS])
+    assert words in result.message, result.message
+
+
+def test_accumulate_step_accepts_gradients_divided_once_per_parameter():
+    result = run("primer_accumulate_step", accumulate_divides_each_parameter_once)
+    assert result.passed, result.message

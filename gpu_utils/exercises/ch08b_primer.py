@@ -42,6 +42,7 @@ import functools
 import inspect
 import linecache
 import math
+import re
 import traceback
 from dataclasses import dataclass
 from typing import ClassVar
@@ -108,8 +109,11 @@ def _raised(exercise_id: str, error: BaseException, answer, hints) -> CheckResul
     text = _short(error)
     where = _learner_line(error, answer)
     what = f"Your function raised {type(error).__name__}{where}" + (f": {text}" if text else ".")
-    hint = hints(error, text) or "run it in a cell of its own to see the full error."
-    return failed(exercise_id, what, hint)
+    hint = hints(error, text)
+    if isinstance(hint, tuple):  # (what the checker observed besides the error, hint)
+        seen, hint = hint
+        what = what + ("" if what.endswith(".") else ".") + " " + seen
+    return failed(exercise_id, what, hint or "run it in a cell of its own to see the full error.")
 
 
 # --- 1. one training step ------------------------------------------------------------------------
@@ -172,16 +176,22 @@ NOT_THE_OPTIMIZER = (
 )
 
 
+#: per call, the smallest and largest target id drawn: call 2's targets hold neither token 0 nor
+#: the vocabulary's last id, so that a size taken from the data (``F.one_hot`` without
+#: ``num_classes``, ``targets.max() + 1``) differs from the vocabulary there (calls 1 and 3 hold
+#: both, which a test asserts)
+TARGET_RANGES = ((0, STEP_CONFIG["vocab_size"] - 1), (1, STEP_CONFIG["vocab_size"] - 2), None)
+
+
 def _step_batches() -> list[tuple[torch.Tensor, torch.Tensor]]:
     g = torch.Generator().manual_seed(STEP_SEED + 1)
     v, s = STEP_CONFIG["vocab_size"], STEP_CONFIG["seq_len"]
-    return [
-        (
-            torch.randint(v, (STEP_BATCH, s), generator=g),
-            torch.randint(v, (STEP_BATCH, s), generator=g),
-        )
-        for _ in range(STEPS)
-    ]
+    batches = []
+    for k in range(STEPS):
+        low, high = TARGET_RANGES[k] or (0, v - 1)
+        tokens = torch.randint(v, (STEP_BATCH, s), generator=g)
+        batches.append((tokens, torch.randint(low, high + 1, (STEP_BATCH, s), generator=g)))
+    return batches
 
 
 def _grads(model) -> dict[str, torch.Tensor | None]:
@@ -245,6 +255,108 @@ def _step_exception_hint(error: BaseException, text: str) -> str:
     return ""
 
 
+# --- evidence on an error: what backward ran on, what the model read, what the data provoked -----
+
+LOGITS_NOT_LOSS = (
+    "`backward()` runs on the loss, one number, not on the logits. The model returns a pair, "
+    "`(logits, loss)`, in that order: `logits, loss = model(tokens, targets)` (or "
+    "`logits, _ = model(tokens)` and `loss = F.cross_entropy(...)`), then `loss.backward()`."
+)
+PER_POSITION_LOSS = (
+    "`backward()` needs one number: the mean over every position, `F.cross_entropy`'s default "
+    "(reduction='mean'), not one loss per position (reduction='none') left unreduced."
+)
+NOT_A_NUMBER = (
+    "`backward()` needs one number (a tensor of shape ()): the loss and every count or factor "
+    "it is multiplied or divided by must be single numbers; `.sum(dim=...)` or `.mean(dim=...)` "
+    "keeps the other axes, `.sum()` counts over all of them."
+)
+SIZE_FROM_DATA = (
+    "a size was taken from the data: the ids present in the targets change from batch to batch, "
+    "the vocabulary does not. Size anything that spans the vocabulary by it, `logits.shape[-1]` "
+    "(e.g. `F.one_hot(targets, num_classes=logits.shape[-1])`), never by `targets.max() + 1`."
+)
+INPUTS_SWAPPED = (
+    "the model reads the tokens and the loss scores against the targets: unpack each pair in "
+    "its order, `tokens, targets`, and call `model(tokens)`."
+)
+
+
+def _tied(model) -> dict[str, list[str]]:
+    """For each parameter that several modules share (a tied weight): its other names."""
+    names: dict[int, list[str]] = {}
+    for name, p in model.named_parameters(remove_duplicate=False):
+        names.setdefault(id(p), []).append(name)
+    return {n[0]: n[1:] for n in names.values() if len(n) > 1}
+
+
+def _with_target(task, call, value: int):
+    """A copy of ``call`` whose first target (a real token in every batch) is ``value``."""
+    copied = _clone(call)
+    for _, targets in task.pairs(copied):
+        targets[0, 0] = value
+    return copied
+
+
+def _runs(answer, model_before, call) -> bool:
+    """Whether the answer runs without an error on ``call`` (a scratch model and optimizer)."""
+    model = gpt.build(seed=STEP_SEED, **STEP_CONFIG)
+    model.load_state_dict(model_before.state_dict())
+    optimizer = torch.optim.SGD(model.parameters(), lr=STEP_LR, momentum=MOMENTUM)
+    try:
+        answer(model, optimizer, *call)
+    except (Exception, SystemExit):
+        return False
+    return True
+
+
+def _shape(t: torch.Tensor) -> str:
+    return str(tuple(t.shape))
+
+
+def _step_error_evidence(k, answer, task, call, model_before, backwards, watch, error, text):
+    """(what the checker observed, hint) for an exception of a step answer, or a hint alone:
+    the tensor ``backward()`` ran on when it was not one number, a model input that is the
+    call's targets, and whether the error follows the targets' values (the same call with one
+    target changed runs)."""
+    pairs = task.pairs(call)
+    if "grad can be implicitly created only for scalar" in text and backwards.on:
+        on = backwards.on[-1]
+        logits = [f.logits for f in watch.forwards]
+        if any(t.shape == on.shape and torch.equal(t, on) for t in logits):
+            return (
+                f"`backward()` ran on a tensor of shape {_shape(on)}, and its values are "
+                "exactly the logits the model returned (batch, sequence, vocabulary).",
+                LOGITS_NOT_LOSS,
+            )
+        per_position = {tuple(t.shape) for t, _ in pairs} | {(t.numel(),) for t, _ in pairs}
+        if tuple(on.shape) in per_position:
+            return (
+                f"`backward()` ran on a tensor of shape {_shape(on)}: one value per position.",
+                PER_POSITION_LOSS,
+            )
+        return f"`backward()` ran on a tensor of shape {_shape(on)}, not one number.", NOT_A_NUMBER
+    for seen in watch.inputs:
+        if any(seen.shape == t.shape and torch.equal(seen, t) for _, t in pairs):
+            padded = " (with -100 at the padding, which no embedding has)" if seen.min() < 0 else ""
+            return f"The model was given the targets as its input{padded}.", INPUTS_SWAPPED
+    if k > 0:
+        v = STEP_CONFIG["vocab_size"]
+        targets = torch.cat([t.flatten() for _, t in pairs])
+        for value, name in ((v - 1, f"token {v - 1}, the vocabulary's last id"), (0, "token 0")):
+            if bool((targets == value).any()):
+                continue
+            if _runs(answer, model_before, _with_target(task, call, value)):
+                earlier = "Call 1" if k == 1 else f"Calls 1-{k}"
+                return (
+                    f"{earlier} ran without an error. Call {k + 1}'s targets hold no {name} "
+                    f"(the earlier calls' do), and the same call with one target set to {value} "
+                    "runs: the error depends on which ids the targets hold.",
+                    SIZE_FROM_DATA,
+                )
+    return _step_exception_hint(error, text)
+
+
 # --- evidence at the logits: what the loss did, from the gradient it sent back -------------------
 
 #: a gradient at the logits whose values are all this dtype's numbers was computed in it
@@ -271,6 +383,28 @@ LOW_PRECISION = (
     "`.to(...)` before `F.cross_entropy` (a 16-bit loss rounds the gradient; mixed-precision "
     "training keeps the loss in float32)."
 )
+SCORED_INPUTS = (
+    "score the logits against `targets`: position t's target is the next token, which "
+    "`targets` already holds; `tokens` is what the model reads. "
+    "`F.cross_entropy(logits.flatten(0, 1), targets.flatten())`."
+)
+OTHER_TARGETS = (
+    "score each position's logits against the target at the same (batch, position): reshape "
+    "the logits and the targets the same way, `logits.flatten(0, 1)` with `targets.flatten()`."
+)
+ZERO_IS_A_TOKEN = (
+    "token 0 is a real token: every position has a target, and the only targets to skip are "
+    "-100 (padding; `F.cross_entropy`'s default ignore_index). No `ignore_index=0`, no "
+    "`targets > 0` mask."
+)
+LAST_POSITION = (
+    "every position has a target: `targets` already holds each position's next token (the "
+    "shift is done), so score all of them, with no `[:, :-1]` on the logits or the targets."
+)
+UNSCORED = (
+    "positions without gradient were left out of the loss: score every position whose target "
+    "is not -100, `F.cross_entropy(logits.flatten(0, 1), targets.flatten())`."
+)
 PADDING_SCORED = (
     "padded positions (target -100) must not be scored: pass the targets as they are to "
     "`F.cross_entropy`, which skips -100 (`ignore_index`), instead of replacing -100 by a "
@@ -294,11 +428,16 @@ class _Backwards:
     def __init__(self) -> None:
         self.count = 0
         self.saved: dict = {}
+        self.on: list[torch.Tensor] = []  # the tensors backward() ran on, in order
 
     def _counting(self, function):
         @functools.wraps(function)
         def counted(*args, **kwargs):
             self.count += 1
+            first = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))
+            for t in first if isinstance(first, (list, tuple)) else (first,):
+                if isinstance(t, torch.Tensor):
+                    self.on.append(t.detach())
             return function(*args, **kwargs)
 
         return counted
@@ -330,7 +469,13 @@ class _Watch:
 
     def __init__(self, model) -> None:
         self.forwards: list[_Forward] = []
+        self.inputs: list[torch.Tensor] = []  # every forward's input, recorded before it runs
+        model.register_forward_pre_hook(self._input)
         model.register_forward_hook(self._record)
+
+    def _input(self, module, inputs) -> None:
+        if inputs and isinstance(inputs[0], torch.Tensor):
+            self.inputs.append(inputs[0].detach().clone())
 
     def _record(self, module, inputs, output) -> None:
         logits = output[0] if isinstance(output, (tuple, list)) else output
@@ -376,18 +521,26 @@ def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[st
             "added every pass.",
             DOUBLE_BACKWARD,
         )
-    seen = []  # (G, expected G, P, targets, real mask)
+    seen = []  # (G, expected G, P, targets, real mask, input tokens)
     for f in forwards:
         if not f.grads:
             continue
         targets = _targets_of(f.tokens, pairs)
+        if targets is None and any(
+            f.tokens.shape == t.shape and torch.equal(f.tokens, t) for _, t in pairs
+        ):
+            return (
+                f"{nth}, the model's input was not the tokens of a pair you were given but its "
+                "targets: tokens and targets were swapped.",
+                INPUTS_SWAPPED,
+            )
         if targets is None or f.grads[0].shape != f.logits.shape:
             return None
         p = f.logits.float().softmax(-1)
         real = targets != IGNORE
         onehot = F.one_hot(targets.clamp(min=0), p.shape[-1]).float()
         expected = (p - onehot) * real[..., None] / n
-        seen.append((f.grads[0].float(), expected, p, targets, real))
+        seen.append((f.grads[0].float(), expected, p, targets, real, f.tokens))
     if not seen:
         return None
     scale = max(float(e.abs().max()) for _, e, *_ in seen)
@@ -399,7 +552,7 @@ def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[st
         c = float((g * e).sum() / (e * e).sum()) if bool(e.any()) else math.nan
         factors.append(c if math.isfinite(c) and _near(g, c * e, scale * max(1, abs(c))) else None)
     if len(seen) > 1 and all(c is not None and c > 0 for c in factors):
-        counts = [int(real.sum()) for *_, real in seen]
+        counts = [int(real.sum()) for _, _, _, _, real, _ in seen]
         divisors = [n / c for c in factors]
         what = (
             f"{nth}, each micro-batch's gradient at the logits is its share of the whole "
@@ -408,7 +561,7 @@ def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[st
             f"{', '.join(f'{d:.4g}' for d in divisors)}, not all by N = {n}."
         )
         running = [sum(counts[: i + 1]) for i in range(len(counts))]
-        positions = [int(t.numel()) for *_, t, _ in seen]
+        positions = [int(t.numel()) for _, _, _, t, _, _ in seen]
         if all(math.isclose(d, r, rel_tol=1e-3) for d, r in zip(divisors, running, strict=True)):
             what += f" Those are the running counts of real tokens, {running}."
         elif all(
@@ -421,8 +574,10 @@ def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[st
             )
         if len({round(c, 4) for c in factors}) > 1:
             return what, ONE_DIVISOR
-    padded = [(g, p, t) for g, _, p, t, real in seen if bool((g[~real].abs() > 1e-7 * scale).any())]
-    if padded and all(_near(g[real], e[real], scale) for g, e, _, _, real in seen):
+    padded = [
+        (g, p, t) for g, _, p, t, real, _ in seen if bool((g[~real].abs() > 1e-7 * scale).any())
+    ]
+    if padded and all(_near(g[real], e[real], scale) for g, e, _, _, real, _ in seen):
         g, p, t = padded[0]
         r = p[t == IGNORE] - n * g[t == IGNORE]
         ids = sorted({int(i) for i in r.argmax(-1)})
@@ -437,7 +592,9 @@ def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[st
             f"the padded positions (target -100): they were scored{pulled}.",
             PADDING_SCORED,
         )
-    g, e, p, targets, real = seen[0]
+    if (found := _unscored(nth, seen, n, scale)) is not None:
+        return found
+    g, e, p, targets, real, tokens = seen[0]
     vocab = p.shape[-1]
     onehot = F.one_hot(targets.clamp(min=0), vocab).float() * real[..., None]
     if _near(n * g, -onehot, 1.0):
@@ -451,21 +608,38 @@ def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[st
     used = pull.argmax(-1)
     if one and not torch.equal(used[real], targets[real]):
         wrong = int((used[real] != targets[real]).sum())
-        order = ""
+        pulls = f"{nth}, the gradient at the logits pulls {wrong} of {int(real.sum())} positions"
+        if tokens.shape == used.shape and torch.equal(used[real], tokens[real]):
+            return (
+                f"{pulls} towards the token at the same position of the input: each position "
+                "was scored against its own input token, not against its target (the next "
+                "token).",
+                SCORED_INPUTS,
+            )
+        other = f"{pulls} towards a token that is not their target, but another position's."
         if targets.dim() == 2:
             b, s = targets.shape
-            swapped = targets.flatten()[torch.arange(s * b).view(s, b).T]  # (b, s)
-            if torch.equal(used, swapped):
-                order = (
-                    " Position (b, t) was scored against the target at place t x batch + b "
-                    "of `targets.flatten()`: the logits were flattened position-major, "
-                    "(seq, batch), the targets batch-major."
-                )
-        return (
-            f"{nth}, the gradient at the logits pulls {wrong} of {int(real.sum())} positions "
-            f"towards a token that is not their target, but another position's.{order}",
-            WRONG_TARGETS,
-        )
+            places = torch.arange(s * b)
+            orders = (  # (what position (b, t) was scored against, in which order)
+                (
+                    targets.flatten()[places.view(s, b).T],
+                    " Position (b, t) was scored against the target at place t x batch + b of "
+                    "`targets.flatten()`: the logits were flattened position-major, (seq, "
+                    "batch), the targets batch-major.",
+                ),
+                (
+                    targets.T.flatten()[places.view(b, s)],
+                    " Position (b, t) was scored against the target at place b x seq + t of "
+                    "`targets.T.flatten()`: the targets were flattened position-major, (seq, "
+                    "batch), the logits batch-major.",
+                ),
+            )
+            for swapped, why in orders:
+                if torch.equal(used, swapped):
+                    return other + why, WRONG_TARGETS
+        if bool(torch.isin(used[real], targets[real]).all()):
+            return other, OTHER_TARGETS
+        return f"{pulls} towards a token that is not their target.", OTHER_TARGETS
     off = pull[real] * (1 - onehot[real])
     eps = float(off.sum(-1).mean()) * vocab / (vocab - 1)
     smoothed = (1 - eps) * onehot + eps / vocab
@@ -490,6 +664,111 @@ def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[st
     return None
 
 
+def _unscored(nth: str, seen: list, n: int, scale: float) -> tuple[str, str] | None:
+    """(what, hint) when the gradient at the logits is zero at some real positions (left out of
+    the loss) and, at every other, the mean cross-entropy's times one factor."""
+    dead = [real & (g.abs().amax(-1) <= 1e-7 * scale) for g, _, _, _, real, _ in seen]
+    if not any(bool(d.any()) for d in dead):
+        return None
+    kept = [real & ~d for d, (*_, real, _) in zip(dead, seen, strict=True)]
+    num = sum(float((g[k] * e[k]).sum()) for k, (g, e, *_) in zip(kept, seen, strict=True))
+    den = sum(float((e[k] ** 2).sum()) for k, (g, e, *_) in zip(kept, seen, strict=True))
+    c = num / den if den else math.nan
+    if not (
+        math.isfinite(c)
+        and all(
+            _near(g[k], c * e[k], scale * max(1.0, abs(c)))
+            for k, (g, e, *_) in zip(kept, seen, strict=True)
+        )
+    ):
+        return None
+    count = sum(int(d.sum()) for d in dead)
+    left = n - count
+    rest = (
+        f" The other {left} positions carry {c:.4g} times the whole mean's gradient: a mean over "
+        f"those {left} alone."
+        if math.isclose(c, n / left, rel_tol=1e-3)
+        else f" The other positions carry {c:.4g} times the whole mean's gradient."
+    )
+    head = f"{nth}, the gradient at the logits is zero at {count} of {n} positions"
+    ids = {int(i) for d, (*_, t, _, _) in zip(dead, seen, strict=True) for i in t[d]}
+    if len(ids) == 1:
+        (value,) = ids
+        if all(
+            torch.equal(d, real & (t == value))
+            for d, (*_, t, real, _) in zip(dead, seen, strict=True)
+        ):
+            return (
+                f"{head}: exactly those whose target is token {value}, which carry no gradient."
+                + rest,
+                ZERO_IS_A_TOKEN
+                if value == 0
+                else f"token {value} is a real token: score every position whose target is "
+                f"{value} too; the only targets to skip are -100 (padding).",
+            )
+    columns = {int(c) for d in dead for c in torch.nonzero(d)[:, -1]}
+    whole = all(
+        torch.equal(d, real & torch.isin(torch.arange(d.shape[-1]), torch.tensor(sorted(columns))))
+        for d, (*_, real, _) in zip(dead, seen, strict=True)
+    )
+    last = seen[0][4].shape[-1] - 1
+    if whole and columns == {last}:
+        return (
+            f"{head}: the last position ({last}) of every sequence carries no gradient." + rest,
+            LAST_POSITION,
+        )
+    where = (
+        f"position{'s' if len(columns) > 1 else ''} {', '.join(map(str, sorted(columns)))} of "
+        "every sequence"
+        if whole
+        else "some positions"
+    )
+    return f"{head}: {where} carry no gradient." + rest, UNSCORED
+
+
+TIED_ONCE = (
+    "a tied weight is one tensor shared by two modules (here the embedding and the output "
+    "layer), so a loop over modules meets it twice: change gradients once per parameter, "
+    "looping over `model.parameters()` (which yields a shared tensor once), or divide the loss "
+    "before `backward()` instead of the gradients after it."
+)
+
+
+def _some_parameters(nth, got, expected, tokens, counted, tied) -> tuple[str, str] | None:
+    """(what, hint) when only some parameters' gradients are wrong, each by a factor of its own."""
+    wrong = [n for n in expected if not _close({n: got[n]}, {n: expected[n]})]
+    if not wrong or len(wrong) == len(expected):
+        return None
+    factors = {}
+    for n in wrong:
+        c = _scale({n: got[n]}, {n: expected[n]})
+        if not (math.isfinite(c) and c != 0 and _close({n: got[n]}, {n: c * expected[n]})):
+            return None
+        factors[n] = c
+    parts = []
+    for n, c in factors.items():
+        inverse = f" = 1/{1 / c:.4g}" if 0 < c < 1 else ""
+        parts.append(f"`{n}`'s is {c:.4g}{inverse} times the right one")
+    what = (
+        f"In {nth}, `optimizer.step()` saw the right gradient for every parameter but "
+        f"{len(wrong)}: " + "; ".join(parts[:3]) + ("; ..." if len(parts) > 3 else "") + "."
+    )
+    if any(math.isclose(1 / c, tokens, rel_tol=1e-3) for c in factors.values()):
+        what += f" {tokens} = {counted}: divided by it once more than the others."
+    shared = [n for n in wrong if n in tied]
+    if shared:
+        n = shared[0]
+        what += (
+            f" `{n}` is also `{tied[n][0]}`: one tensor shared by two modules (tied weights), "
+            "and it alone is off."
+        )
+        return what, TIED_ONCE
+    return what, (
+        "treat every parameter's gradient alike: whatever scales or changes the gradients must "
+        "reach all of them once (or scale the loss instead, before `backward()`)."
+    )
+
+
 def _judge_step(
     k: int,
     at_step: dict,
@@ -510,6 +789,7 @@ def _judge_step(
     calls: int | None = None,
     tracked: bool | None = None,
     logits=lambda: None,
+    tied: dict | None = None,
 ):
     """(what, hint) when the gradients seen by ``optimizer.step()`` in call ``k`` are wrong.
 
@@ -620,6 +900,8 @@ def _judge_step(
             "every parameter of the model trains: leave `requires_grad` on, and compute the "
             "loss from the model's output without `.detach()` on the way.",
         )
+    if (found := _some_parameters(nth, got, expected, tokens, counted, tied or {})) is not None:
+        return found
     bound = max(float(got[n].abs().max()) for n in expected)
     largest = max(float(expected[n].abs().max()) for n in expected)
     if 0 < bound < largest and _close(got, {n: expected[n].clamp(-bound, bound) for n in expected}):
@@ -723,14 +1005,17 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
     reference = gpt.build(seed=STEP_SEED, **STEP_CONFIG)
     optimizer = torch.optim.SGD(model.parameters(), lr=STEP_LR, momentum=MOMENTUM)
     ref_optimizer = torch.optim.SGD(reference.parameters(), lr=STEP_LR, momentum=MOMENTUM)
-    seen: list[tuple[dict, int]] = []  # per step: the gradients it saw, accumulations before it
+    seen: list[tuple[dict, int, int]] = []  # per step: its gradients, accumulations, forwards
     accumulated = [0]  # gradients accumulated into .grad (backward passes, parameter by parameter)
     for p in model.parameters():
         p.register_post_accumulate_grad_hook(
             lambda _: accumulated.__setitem__(0, accumulated[0] + 1)
         )
-    optimizer.register_step_pre_hook(lambda *_: seen.append((_grads(model), accumulated[0])))
     watch = _Watch(model)
+    optimizer.register_step_pre_hook(
+        lambda *_: seen.append((_grads(model), accumulated[0], len(watch.forwards)))
+    )
+    tied = _tied(model)
     left: dict | None = None
     losses = []
     for k, call in enumerate(calls):
@@ -744,12 +1029,16 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
         ref_optimizer.step()
         before, n_seen, start = _params(model), len(seen), accumulated[0]
         watch.forwards.clear()
+        watch.inputs.clear()
         backwards = _Backwards()
         try:
             with backwards:
                 value = answer(model, optimizer, *_clone(call))
         except (Exception, SystemExit) as error:
-            return _raised(exercise_id, error, answer, _step_exception_hint)
+            hint = functools.partial(
+                _step_error_evidence, k, answer, task, call, model_before, backwards, watch
+            )
+            return _raised(exercise_id, error, answer, hint)
         forwards = list(watch.forwards)
         steps, after = seen[n_seen:], _params(model)
         if not steps:
@@ -772,11 +1061,13 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
                 f"In call {k + 1}, `optimizer.step()` ran {len(steps)} times.",
                 "one training step is one `optimizer.step()`.",
             )
-        at_step, count = steps[0]
+        at_step, count, ran = steps[0]
         backward = (count - start, accumulated[0] - start)
         problem = None
         if not _empty(at_step) and not _close(_dense(at_step, expected), expected):
-            problem = task.evidence(k, _dense(at_step, expected), expected, model_before, call)
+            problem = task.evidence(
+                k, _dense(at_step, expected), expected, model_before, call, ran=ran
+            )
         if problem is None:
             words = dict(counted=task.counted, recipe=task.recipe)
             words.update(getattr(task, "hints", {}))
@@ -789,6 +1080,7 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
                 task.tokens(call),
                 calls=backwards.count,
                 tracked=any(f.tracked for f in forwards) if forwards else None,
+                tied=tied,
                 logits=functools.partial(
                     _logit_evidence, k, forwards, task.pairs(call), task.tokens(call)
                 ),
@@ -865,7 +1157,7 @@ class _TrainStep:
         return [call]
 
     @staticmethod
-    def evidence(k, got, expected, model_before, call):
+    def evidence(k, got, expected, model_before, call, ran=None):
         tokens, targets = call
         batch, seq = tokens.shape
         c = _scale(got, expected)
@@ -970,6 +1262,32 @@ HEADS_SHAPE = (
     "`t.view(b, s, n_heads, d_head).transpose(1, 2)`, and merge back with "
     "`y.transpose(1, 2).reshape(b, s, h)`."
 )
+HEADS_CONTIGUOUS = (
+    "head i is the contiguous slice of d_head features i x d_head to (i + 1) x d_head - 1: "
+    "split with the heads first, `view(b, s, n_heads, d_head).transpose(1, 2)`, and merge back "
+    "with `transpose(1, 2).reshape(b, s, h)`."
+)
+D_HEAD_INT = (
+    "sizes given to `view` or `reshape` must be integers: `d_head = h // n_heads` (`/` always "
+    "returns a float, even when it divides exactly)."
+)
+STALE_LENGTH = (
+    "build whatever depends on the sequence length inside the function, from this call's "
+    "`s = x.shape[1]`, on every call (e.g. `torch.ones(s, s, dtype=torch.bool).triu(1)`): a "
+    "tensor kept from an earlier call, or a length written as a number, fits only that length."
+)
+SCALE_PLACE = (
+    "the 1/sqrt(d_head) scale goes on the scores, before the mask and the softmax: "
+    "`softmax(q @ k.transpose(-2, -1) / sqrt(d_head))`. After the softmax a query's weights "
+    "sum to 1, so a factor on the probabilities, on v or on the heads' output multiplies "
+    "attention's output instead."
+)
+AFTER_SOFTMAX = (
+    "a query's weights sum to 1, so attention's output at a one-position sequence is v itself: "
+    "a constant factor there was applied after the softmax (to the probabilities, to v or to "
+    "the heads' output). Remove it; the only factor in attention is 1/sqrt(d_head) on the "
+    "scores, before the softmax."
+)
 NO_GRADIENT = (
     "compute with autograd on (no `torch.no_grad()`, no `.detach()`), so that the "
     "block's parameters receive gradients."
@@ -1019,6 +1337,8 @@ def _variant(
         q, k, v = block.attn.qkv(u).split(h, dim=-1)
         if heads == "split":
             q, k, v = (t.reshape(b, a, s, d) for t in (q, k, v))
+        elif heads == "strided":
+            q, k, v = (t.view(b, s, d, a).permute(0, 3, 1, 2) for t in (q, k, v))
         else:
             q, k, v = (t.view(b, s, a, d).transpose(1, 2) for t in (q, k, v))
         factors = {"sqrt": 1 / math.sqrt(d), "none": 1.0, "d": 1 / d, "h": 1 / math.sqrt(h)}
@@ -1027,7 +1347,10 @@ def _variant(
         if mask:
             scores = scores.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(1), float("-inf"))
         y = scores.softmax(dim=dim) @ v
-        y = y.reshape(b, s, h) if heads == "merge" else y.transpose(1, 2).reshape(b, s, h)
+        if heads == "strided":
+            y = y.permute(0, 2, 3, 1).reshape(b, s, h)
+        else:
+            y = y.reshape(b, s, h) if heads == "merge" else y.transpose(1, 2).reshape(b, s, h)
         return block.attn.proj(y) if proj else y
 
     def mlp(u):
@@ -1062,6 +1385,13 @@ BLOCK_MISTAKES = (
         "the block with q, k, v split by `view(b, n_heads, s, d_head)` without a transpose, "
         "which mixes heads and positions",
         HEADS_SHAPE,
+    ),
+    (
+        dict(heads="strided"),
+        "the block whose head i is made of every n_heads-th feature of q, k and v (i, "
+        "i + n_heads, i + 2 n_heads, ...: a split by `view(b, s, d_head, n_heads)`), not of the "
+        "contiguous features i x d_head to (i + 1) x d_head - 1",
+        HEADS_CONTIGUOUS,
     ),
     (dict(mask=False), "the block without the causal mask", NO_CAUSAL_MASK),
     (dict(scale="none"), "the block with unscaled attention scores", SCALE),
@@ -1239,6 +1569,9 @@ class BlockEvidence:
     sums: tuple[float, ...] | None  # per position, the weights' sum, when they do not sum to 1
     scale: float | None  # the factor on q k^T that reproduces the output, when one does
     d_head: int = 0
+    #: at a one-position sequence, with the inputs of ln1 and qkv right: the one constant factor
+    #: between the input of proj and the right one (attention's output there is v itself)
+    single_factor: float | None = None
 
 
 def _moved(a: torch.Tensor, b: torch.Tensor) -> tuple[tuple[int, ...], bool]:
@@ -1413,6 +1746,7 @@ def _block_evidence(answer, block, x, out, expected, shape, g) -> BlockEvidence:
     if isinstance(moved_out, torch.Tensor) and moved_out.shape == out.shape:
         moved, others = _moved(moved_out.detach().float(), out)
     single, _ = _differs(answer, block, x[:, :1])
+    single_factor = _single_factor(answer, block, x[:, :1]) if single else None
     after_attention, _ = _differs(answer, _probe_block(block, proj=True), x)
     sums, scale = None, None
     if not varies and single is False and after_attention is False:
@@ -1444,7 +1778,31 @@ def _block_evidence(answer, block, x, out, expected, shape, g) -> BlockEvidence:
         sums=sums,
         scale=scale,
         d_head=h // block.attn.config.n_heads,
+        single_factor=single_factor,
     )
+
+
+def _single_factor(answer, block, x) -> float | None:
+    """At a one-position sequence (attention's output is v itself): the constant c with the
+    answer's input of ``block.attn.proj`` = c x the block's, its earlier stages right."""
+    mine, theirs = _Stages(block), _Stages(block)
+    try:
+        with torch.no_grad(), mine:
+            answer(block, x.clone())
+    except (Exception, SystemExit):
+        return None
+    with torch.no_grad(), theirs:
+        block(x)
+    got, want = mine.inputs, theirs.inputs
+    if any(n not in got or got[n].shape != want[n].shape for n in ("ln1", "qkv", "proj")):
+        return None
+    if not all(torch.allclose(got[n], want[n], rtol=1e-4, atol=1e-5) for n in ("ln1", "qkv")):
+        return None
+    g, w = got["proj"].float(), want["proj"]
+    c = float((g * w).sum() / (w * w).sum()) if bool(w.any()) else math.nan
+    if not math.isfinite(c) or math.isclose(c, 1.0, rel_tol=1e-3):
+        return None
+    return c if torch.allclose(g, c * w, rtol=1e-4, atol=1e-5) else None
 
 
 def _positions(rows: tuple[int, ...], seq: int) -> str:
@@ -1564,6 +1922,22 @@ def _block_hint(ev: BlockEvidence) -> tuple[str, str]:
         )
         if st.name != "proj":
             return what, STAGE_CHECK[st.name]
+        if ev.single and ev.single_factor is not None:
+            c, d = ev.single_factor, ev.d_head
+            named = {d**-0.5: "1/sqrt(d_head)", d**0.5: "sqrt(d_head)", 1 / d: "1/d_head"}
+            which = [w for value, w in named.items() if math.isclose(c, value, rel_tol=1e-3)]
+            seen = (
+                f"({ev.shape}) at a one-position sequence, where attention's output is v itself "
+                f"(one key, weight 1), the input of `{call}` is v times {c:.4g}, at every "
+                "position and feature; the inputs of `block.ln1` and `block.attn.qkv` are right."
+            )
+            if which:
+                return (
+                    seen + f" {c:.4g} = {which[0]} with d_head = {d}: the scale was applied "
+                    "after the softmax.",
+                    SCALE_PLACE,
+                )
+            return seen + " A constant factor came after the softmax.", AFTER_SOFTMAX
         if ev.single:
             return (
                 what + " A one-position sequence, where each position attends only to itself "
@@ -1612,6 +1986,26 @@ def _block_hint(ev: BlockEvidence) -> tuple[str, str]:
     )
 
 
+def _block_error_evidence(case: int, error: BaseException, text: str):
+    """(what was observed, hint) for an error at ``BLOCK_CASES[case]`` after the earlier cases
+    ran: sizes in the error that are an earlier case's sequence length and not one of this
+    case's sizes (a tensor kept from an earlier call); else the hint from the error alone."""
+    if case > 0 and isinstance(error, RuntimeError):
+        h, a, b, s = BLOCK_CASES[case]
+        numbers = {int(n) for n in re.findall(r"\d+", text)}
+        earlier = [c[3] for c in BLOCK_CASES[:case]]
+        stale = [t for t in earlier if t in numbers and t not in (h, a, b, s, h // a)]
+        if stale and s in numbers:
+            lengths = ", ".join(str(t) for t in earlier)
+            return (
+                f"It ran on the earlier shape{'s' if case > 1 else ''} (sequence length "
+                f"{lengths}) and raised at sequence length {s}: the sizes in the error are "
+                f"{stale[0]}, an earlier call's sequence length, and {s}, this call's.",
+                STALE_LENGTH,
+            )
+    return _block_exception_hint(error, text)
+
+
 def _block_exception_hint(error: BaseException, text: str) -> str:
     shapes = (
         "must match the size",
@@ -1622,6 +2016,12 @@ def _block_exception_hint(error: BaseException, text: str) -> str:
     )
     if "in-place operation" in text or "modified by an inplace operation" in text:
         return IN_PLACE
+    if (
+        isinstance(error, TypeError)
+        and "float" in text
+        and any(w in text for w in ("view", "reshape", "size", "int"))
+    ):
+        return D_HEAD_INT
     if isinstance(error, RuntimeError) and any(t in text for t in shapes):
         return HEADS_SHAPE
     return ""
@@ -1640,6 +2040,20 @@ class _Calls:
     def remove(self) -> None:
         for handle in self.handles:
             handle.remove()
+
+
+def _repeats(answer, block, x, out) -> bool:
+    """Whether a second call on the same block and x returns exactly ``out`` (not random)."""
+    try:
+        with torch.no_grad():
+            again = answer(block, x.clone())
+    except (Exception, SystemExit):
+        return False
+    return (
+        isinstance(again, torch.Tensor)
+        and again.shape == out.shape
+        and torch.equal(again.detach().float(), out.detach().float())
+    )
 
 
 def _call_block(answer, block, x):
@@ -1666,7 +2080,8 @@ def _run_block(exercise_id: str, answer) -> CheckResult:
         try:
             out, calls = _call_block(answer, block, x.clone().requires_grad_())
         except (Exception, SystemExit) as error:
-            return _raised(exercise_id, error, answer, _block_exception_hint)
+            hint = functools.partial(_block_error_evidence, case)
+            return _raised(exercise_id, error, answer, hint)
         if calls:
             called = "block(x)" if "block(x)" in calls else calls[0]
             return failed(exercise_id, f"Your function calls `{called}`.", CALLS_THE_BLOCK)
@@ -1717,8 +2132,7 @@ def _run_block(exercise_id: str, answer) -> CheckResult:
                 "look for a division by zero or a row of scores that is entirely -inf.",
             )
         if not torch.allclose(out, expected, rtol=1e-4, atol=1e-5):
-            evidence = _block_evidence(answer, block, x, out, expected, shape, g)
-            if not evidence.varies:
+            if _repeats(answer, block, x, out):  # a known variant first: it costs little
                 with torch.no_grad():
                     for options, what, hint in BLOCK_MISTAKES:
                         variant = _variant(block, x, **options)
@@ -1726,6 +2140,7 @@ def _run_block(exercise_id: str, answer) -> CheckResult:
                             return failed(
                                 exercise_id, f"({shape}) your output equals {what}.", hint
                             )
+            evidence = _block_evidence(answer, block, x, out, expected, shape, g)
             return failed(exercise_id, *_block_hint(evidence))
         if out.grad_fn is None:
             return failed(
@@ -1860,7 +2275,7 @@ class _AccumulateStep:
         return list(call[0])
 
     @staticmethod
-    def evidence(k, got, expected, model_before, call):
+    def evidence(k, got, expected, model_before, call, ran=None):
         micro = call[0]
         counts = [int((t != IGNORE).sum()) for _, t in micro]
         m, n = len(micro), sum(counts)
@@ -1875,17 +2290,40 @@ class _AccumulateStep:
                 f"the {many}-token one, so it is not the whole batch's mean.",
                 TOKEN_WEIGHTED,
             )
-        tok, tgt = micro[-1]
-        last = _grads_of(model_before, model_before(tok, tgt)[1])
-        f = _scale(got, last)
-        if math.isfinite(f) and f > 0 and _close(got, {a: f * g for a, g in last.items()}):
+        for i, (tok, tgt) in enumerate(micro):  # each micro-batch's own gradient
+            alone = _grads_of(model_before, model_before(tok, tgt)[1])
+            f = _scale(got, alone)
+            if not (
+                math.isfinite(f) and f > 0 and _close(got, {a: f * g for a, g in alone.items()})
+            ):
+                continue
+            which = "the last micro-batch" if i == m - 1 else f"micro-batch {i + 1} of {m}"
+            what = (
+                f"In call {k + 1}, the gradients `optimizer.step()` used come from {which} "
+                f"alone (they are {f:.4g} times its mean loss's)"
+            )
+            if i == m - 1:
+                return (
+                    what + ": the earlier micro-batches' gradients were cleared or never added.",
+                    "clear the gradients once per call, before the loop over micro-batches "
+                    "(`optimizer.zero_grad()`), and let each micro-batch's `backward()` add into "
+                    "`.grad`; one `optimizer.step()` after the loop.",
+                )
+            if ran is not None and ran == i + 1:
+                later = "the others" if m - i > 2 else f"micro-batch {i + 2}"
+                return (
+                    what + f"; when the step ran, only {ran} of the {m} micro-batches had gone "
+                    f"through the model, and {later} never did in this call: the step (or a "
+                    "`return`) came inside the loop.",
+                    "run every micro-batch's forward and `backward()` first, then one "
+                    "`optimizer.step()` after the loop (and return after it): a step or a "
+                    "`return` inside the loop ends the accumulation before the last micro-batch.",
+                )
             return (
-                f"In call {k + 1}, the gradients `optimizer.step()` used come from the last "
-                f"micro-batch alone (they are {f:.4g} times its mean loss's): the earlier "
-                "micro-batches' gradients were cleared or never added.",
-                "clear the gradients once per call, before the loop over micro-batches "
-                "(`optimizer.zero_grad()`), and let each micro-batch's `backward()` add into "
-                "`.grad`; one `optimizer.step()` after the loop.",
+                what + ": the other micro-batches' gradients were not in `.grad` when the step "
+                "ran.",
+                "clear the gradients once, before the loop, let every micro-batch's "
+                "`backward()` add into `.grad`, and call `optimizer.step()` once, after the loop.",
             )
         c = _scale(got, expected)
         if math.isclose(c, m, rel_tol=1e-3) and _close(
