@@ -637,7 +637,7 @@ MISTAKES = {
         (schedule_mistake("whole_prompt"), "budget", "you took a whole prompt as one chunk"),
         (schedule_mistake("per_request_budget"), "budget", "the budget is per step, not per"),
         (schedule_mistake("free_decodes"), "budget", "each decode spends one token of the"),
-        (schedule_mistake("oldest_victim"), "preemption", "you preempted the oldest running"),
+        (schedule_mistake("oldest_victim"), "preemption", "preempted the oldest running"),
         (schedule_mistake("no_preemption"), "preemption", "does not just wait"),
         (schedule_mistake("no_free"), "preemption", "that is what preempting is for"),
         (schedule_mistake("no_recompute"), "preemption", "to_prefill = its prompt plus"),
@@ -939,6 +939,60 @@ class _FullOneEarly(BlockAllocator):
         return super().grow(seq, tokens)
 
 
+def _held_step(kind):
+    """Scheduler steps written after the checker. Run once before any change: 1 of 4 was told
+    its cause (the to_prefill of a victim that restarts from its prompt), 2 got the rule in
+    words, and one that preempts the sequence holding the most cache was told it preempted
+    "the sequence that needed the block", which it was in that step, but worded as its code;
+    the hints now say what the step did (a 0-token chunk, a request decoded and preempted in
+    one step, a victim that restarts with generated 0, the victim seen each time)."""
+
+    def answer(state, token_budget, max_batch):
+        running, waiting, cache = state.running, state.waiting, state.cache
+        budget = token_budget
+        dec, pre, adm, gone = [], [], [], []
+        for seq in [s for s in running if s.to_prefill == 0]:
+            if budget == 0 or (kind != "no_running_check" and seq not in running):
+                continue
+            while not cache.can_grow(seq.id, 1) and (kind == "no_running_check" or seq in running):
+                if kind == "longest_victim":
+                    victim = max(running, key=lambda s: cache.tokens(s.id))
+                else:
+                    victim = running[-1]
+                cache.free(victim.id)
+                running.remove(victim)
+                if kind == "restart_victim":
+                    victim.generated = 0
+                victim.to_prefill = victim.request.prompt + victim.generated
+                waiting.insert(0, victim)
+                gone.append(victim.id)
+            if seq in running or kind == "no_running_check":
+                cache.grow(seq.id, 1)
+                budget -= 1
+                dec.append(seq.id)
+        for seq in [s for s in running if s.to_prefill > 0] + list(waiting):
+            if budget == 0 and kind != "zero_chunks":
+                break
+            new = seq not in running
+            if new and max_batch is not None and len(running) >= max_batch:
+                break
+            chunk = min(budget, seq.to_prefill)
+            if not cache.can_grow(seq.id, chunk):
+                break
+            if new:
+                waiting.remove(seq)
+                running.append(seq)
+                adm.append(seq.id)
+            cache.grow(seq.id, chunk)
+            seq.to_prefill -= chunk
+            budget -= chunk
+            pre.append((seq.id, chunk))
+        return StepPlan(dec, pre, adm, gone)
+
+    answer.__name__ = f"_step_{kind}"
+    return answer
+
+
 HELD = [
     ("serving_decode_step", _bandwidth_in_gb, "your values are the compute time"),
     ("serving_decode_step", _weights_always_bf16, "exactly those with int8 or int4 weights"),
@@ -951,6 +1005,10 @@ HELD = [
     ("serving_speculative_tokens", _last_draft_left_out, "Hint: a verification yields"),
     ("serving_paged_allocator", _DoubleFree, "num_blocks minus the blocks the sequences hold"),
     ("serving_paged_allocator", _FullOneEarly, "raise CacheFull only when fewer blocks are free"),
+    ("serving_schedule_step", _held_step("longest_victim"), "preempted the sequence that needed"),
+    ("serving_schedule_step", _held_step("no_running_check"), "both decoded and preempted"),
+    ("serving_schedule_step", _held_step("zero_chunks"), "a chunk of 0 tokens for request 3"),
+    ("serving_schedule_step", _held_step("restart_victim"), "leave generated as it is"),
 ]
 
 

@@ -1253,12 +1253,13 @@ STEP_MISTAKES = {
     ),
     "free_decodes": "each decode spends one token of the budget too, before the chunks.",
     "oldest_victim": (
-        "you preempted the oldest running sequence; preempt the most recently admitted one "
-        "(state.running[-1]): it has the least work to redo."
+        "your step preempted the oldest running sequence (state.running[0]) each time; preempt "
+        "the most recently admitted one (state.running[-1]): it has the least work to redo."
     ),
     "self_victim": (
-        "you preempted the sequence that needed the block; the victim is the most recently "
-        "admitted one (state.running[-1]), which is that sequence only when it is the newest."
+        "your step preempted the sequence that needed the block each time; the victim is the "
+        "most recently admitted one (state.running[-1]), which is that sequence only when it "
+        "is the newest."
     ),
     "no_preemption": (
         "a decoding sequence that finds no free block does not just wait: preempt the most "
@@ -1495,6 +1496,21 @@ class _Lockstep:
             return found[0]
         if found:
             return "either of two mistakes gives these plans. " + " Or: ".join(found[:2])
+        again = sorted(plan[0] & plan[3])
+        if again and again != sorted(want[0] & want[3]):
+            who = f"request {again[0]}" if len(again) == 1 else f"requests {again}"
+            return (
+                f"your step both decoded and preempted {who}: one preempted earlier in the "
+                "step does not decode (check seq in state.running before it decodes), and one "
+                "that has decoded is never a later victim (victims come from the end of "
+                "state.running, after it)."
+            )
+        empty = [i for i, n in plan[1].items() if n <= 0]
+        if empty:
+            return (
+                f"your step ran a chunk of {plan[1][empty[0]]} tokens for request {empty[0]}: "
+                "stop the chunks when no budget is left; nobody is admitted without a chunk."
+            )
         if plan[3] != want[3]:
             return RULE_VICTIM
         if plan[0] != want[0]:
@@ -1520,6 +1536,15 @@ class _Lockstep:
                     f"after your step, request {s.id} is neither running nor waiting.",
                     "a preempted sequence goes back to state.waiting; a sequence leaves "
                     "state.running only when preempted (the loop retires finished ones).",
+                )
+            if mine.generated != s.generated:
+                raise self.off(
+                    text,
+                    f"after your step, request {s.id} has generated {_shown(mine.generated)}; "
+                    f"expected {s.generated}.",
+                    "leave generated as it is: the loop counts the tokens it hands out, and a "
+                    "preempted sequence keeps its tokens (they are recomputed, not produced "
+                    "again).",
                 )
             if mine.to_prefill != s.to_prefill:
                 hint = "subtract each chunk from the sequence's to_prefill."
