@@ -698,18 +698,25 @@ def python_function(kernel) -> Callable:
     )
 
 
-def _course_engine() -> bool:
-    """Whether ``GPU_COURSE_SIM=course`` selects the course's engine (simulator mode only)."""
+#: Set by :func:`gpu_utils.sim.compare.analyze_both` while it runs one engine, else None.
+forced_engine: str | None = None
+
+
+def traced_on() -> str:
+    """The engine a trace runs on: ``"numba"``, ``"course"`` (``GPU_COURSE_SIM=course``, in
+    simulator mode) or ``"compare"`` (both, numba's report kept)."""
+    if forced_engine is not None:
+        return forced_engine
     from numba import config
 
     if not config.ENABLE_CUDASIM:
-        return False
+        return "numba"
     from .sim import engine
 
     try:
-        return engine() == "course"
+        return engine()
     except ValueError:  # a misspelt value: numba-cuda's simulator (select_engine warns)
-        return False
+        return "numba"
 
 
 def run(
@@ -732,10 +739,10 @@ def run(
     of the grid still runs.
 
     With ``GPU_COURSE_SIM=course`` (simulator mode) the launch runs on the course's engine
-    (:mod:`gpu_utils.sim.tracing`, the same records), except with ``keep_going`` or a kernel
-    that engine cannot compile (e.g. without source), which stay on numba-cuda's simulator.
+    (:mod:`gpu_utils.sim.tracing`, the same records), except a kernel that engine cannot
+    compile (e.g. without source), which stays on numba-cuda's simulator.
     """
-    if not keep_going and _course_engine():
+    if traced_on() == "course":
         from .sim import tracing
 
         done = tracing.run(
@@ -747,6 +754,7 @@ def run(
             on_block=on_block,
             dynshared_size=dynshared_size,
             divergence=divergence,
+            keep_going=keep_going,
         )
         if done is not None:
             return done

@@ -925,6 +925,12 @@ def analyze(
     Keep launches small (the simulator runs about 10,000 threads per second; tracing adds about
     a third). ``divergence=False`` skips the per-line execution trace (faster).
     """
+    if engine.traced_on() == "compare":  # GPU_COURSE_SIM=compare: both engines, numba's kept
+        from .sim import compare
+
+        return compare.analyze_both(
+            analyze, kernel, griddim, blockdim, args, dynamic_shared_bytes, divergence
+        )
     recorder = engine.Recorder()
     analysis = _Analysis(recorder, divergence)
     function, grid, block = engine.run(

@@ -5,7 +5,9 @@ results the checker keeps) and on the course's engine with copies of the same in
 (gpu_utils.sim.compare), and every launch must end with equal outputs, or both engines raising
 the same kind of error, or, where numba's result is undefined on a GPU, an error from the
 course's engine (a barrier not every thread reaches). Kernels with warp intrinsics run on both
-(gu.warp's semantics); a kernel the engine cannot run is counted as not handled yet.
+(gu.warp's semantics); a kernel the engine cannot run is counted as not handled yet. The
+checkers' traces (``gu.trace``, from chapter 04: races, coalescing, bank conflicts) run on both
+engines too, and their reports must be equal field by field, for every answer, racy or not.
 
 The default run covers lab 03's reference kernels; the whole corpus of every lab
 is ``slow`` and runs only when asked for, ``pytest -m slow tests/test_sim_differential.py``
@@ -112,6 +114,17 @@ def lab_items(lab: str, references_only: bool = False) -> tuple[list, dict]:
     return items, kinds
 
 
+def trace_counts(records: dict[str, list[dict]]) -> Counter:
+    """The checkers' traces: how many, how many with equal reports, with errors."""
+    counts: Counter = Counter()
+    for launches in records.values():
+        for r in launches:
+            if r.get("trace"):
+                counts["traces"] += 1
+                counts[_verdict(r)] += 1
+    return counts
+
+
 def summarise(records: dict[str, list[dict]], kinds: dict[str, str]) -> tuple[Counter, list]:
     """Counts of answers by their worst launch verdict, and the answers found different."""
     order = [EQUAL, BOTH_RAISE, NOT_HANDLED, UNDEFINED, DIFFERENT]
@@ -131,8 +144,16 @@ def _check_lab(lab: str, references_only: bool = False) -> None:
     items, kinds = lab_items(lab, references_only)
     records = run_compared(items)
     counts, different = summarise(records, kinds)
-    print(f"\n{lab}: {len(items)} answers, {dict(counts)}")
+    print(f"\n{lab}: {len(items)} answers, {dict(counts)}; traces: {dict(trace_counts(records))}")
     assert sum(len(r) for r in records.values()) > 0, "no launch was compared"
+    # the checkers' traces give the same report on both engines (counts, races, divergence)
+    traces_differ = [
+        (label, r)
+        for label, launches in records.items()
+        for r in launches
+        if r.get("trace") and _verdict(r) == DIFFERENT
+    ]
+    assert not traces_differ, traces_differ
     # a correct kernel (reference or alternative) gives numba's outputs exactly
     wrong_correct = [(label, r) for label, kind, r in different if kind == CORRECT]
     assert not wrong_correct, wrong_correct
@@ -181,7 +202,7 @@ if __name__ == "__main__":  # the counts for the report: python tests/test_sim_d
         items, kinds = lab_items(lab)
         records = run_compared(items)
         counts, different = summarise(records, kinds)
-        print(f"{lab}: {len(items)} answers: {dict(counts)}")
+        print(f"{lab}: {len(items)} answers: {dict(counts)}; traces: {dict(trace_counts(records))}")
         for label, launches in records.items():
             if any(_verdict(r) == UNDEFINED for r in launches):
                 print(f"  numba's undefined: {label} ({kinds[label]})")

@@ -21,7 +21,12 @@ undefined it raises with the thread, the line and the cause: a barrier not every
 (:class:`WarpDivergence`) or that is otherwise undefined (:class:`WarpError`, a
 ``gu.warp.WarpError`` too), an index outside an array (:class:`IndexOutOfBounds`; a negative
 one wraps once, as in numba), a block that runs past ``LOOP_LIMIT_S`` (:class:`KernelLoops`).
-Not yet: ``gu.trace`` and the race detector (numba's engine).
+
+An observer (:mod:`gpu_utils.sim.observe`, ``launch(..., observer=...)``; none by default) sees
+every global and shared memory access and every barrier release: with ``GPU_COURSE_SIM=course``
+``gu.trace`` and its race check run on it (:mod:`gpu_utils.sim.tracing`, the same reports as on
+numba's engine; ``compare`` traces on both and logs differences), and so does ``gu.viz``'s
+``thread_map``. Not yet: a grid-wide ``this_grid().sync()``.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import os
 
 from .engine import LOOP_LIMIT_S, launch
 from .errors import BarrierDivergence, KernelLoops, SimulatorError
+from .observe import ObservedArray, Observer
 from .rewrite import IndexOutOfBounds, NotHandledYet
 from .warps import WarpDivergence, WarpError
 
@@ -43,6 +49,8 @@ __all__ = [
     "IndexOutOfBounds",
     "KernelLoops",
     "NotHandledYet",
+    "ObservedArray",
+    "Observer",
     "SimulatorError",
     "WarpDivergence",
     "WarpError",

@@ -330,6 +330,7 @@ class Launch:
         self.visits: dict = {}  # (thread, site) -> calls of activemask there, this block
         self.observer = observer
         self.lenient = observer is not None and observer.lenient_barriers
+        self.keep_going = observer is not None and observer.keep_going
         if observer is not None:
             # each compiled code object -> its source function's (what numba's simulator runs)
             self.original = {b.__code__: f.__code__ for (f, _), b in self.linker.built.items()}
@@ -344,6 +345,8 @@ class Launch:
             module = self.module
             gx, gy, gz = self.grid_dim
             run_block = self._run_generators if self.generator else self._run_plain
+            if self.keep_going and not self.generator:
+                run_block = self._run_plain_kept
             observer = self.observer
             for z, y, x in product(range(gz), range(gy), range(gx)):
                 block = (x, y, z)
@@ -438,6 +441,22 @@ class Launch:
             self._last_line = _kernel_line(stop.__traceback__, self.codes)
             raise
 
+    def _run_plain_kept(self) -> None:
+        """``_run_plain`` for an observer that keeps going past a thread's error."""
+        module, kernel, args, observer = self.module, self.kernel, self.args, self.observer
+        base = module._base[0]
+        try:
+            for i, (tid, x) in enumerate(zip(self.thread_ids, self.thread_xs, strict=True)):
+                module.threadIdx = tid
+                module.grid1 = base + x
+                try:
+                    kernel(*args)
+                except Exception as error:
+                    observer.failed(i, error)
+        except _Stop as stop:
+            self._last_line = _kernel_line(stop.__traceback__, self.codes)
+            raise
+
     def _run_generators(self) -> None:
         module, kernel, args = self.module, self.kernel, self.args
         tids = self.thread_ids
@@ -461,6 +480,13 @@ class Launch:
                         append(gens[i].send(sent))
                     except StopIteration as stop:
                         exits.setdefault(stop.value, i)
+                        gens[i] = None
+                        append(None)
+                        left = True
+                    except Exception as error:
+                        if not self.keep_going:
+                            raise
+                        observer.failed(i, error)  # this thread ends; the others run on
                         gens[i] = None
                         append(None)
                         left = True

@@ -22,6 +22,9 @@ calls, in order:
   ``sites`` the linear ids released together -> the barrier site each waited at
   (``rewrite.SITES``, ``rewrite.SITE_CODES``): every waiting thread of the block for a
   ``syncthreads``, the lanes of one meeting for a ``syncwarp``;
+* ``failed(i, error)``, with ``keep_going = True`` only: thread ``i`` raised ``error``, which
+  ends that thread alone (to barriers and warp intrinsics it has left the kernel); the others
+  run on (``gu.viz.thread_map``). Without it the first error stops the launch, as usual;
 * ``end_block(launch)`` after each block.
 
 ``lenient_barriers = True`` makes the engine release a ``syncthreads`` once every thread still
@@ -46,6 +49,7 @@ class Observer:
     """Every hook does nothing: subclass and override what you need."""
 
     lenient_barriers = False
+    keep_going = False
 
     def start(self, launch) -> None:
         pass
@@ -60,6 +64,9 @@ class Observer:
         pass
 
     def released(self, kind: int, sites: dict[int, int]) -> None:
+        pass
+
+    def failed(self, i: int, error: Exception) -> None:
         pass
 
     def end_block(self, launch) -> None:
@@ -86,6 +93,8 @@ class ObservedArray:
     def byte_offset(self, index) -> int:
         """Byte offset of element ``index`` from the start of the allocation."""
         ary = self._ary
+        if type(index) is int and ary.ndim == 1:  # the common case, in a few operations
+            return self._offset + (index if index >= 0 else index + len(ary)) * ary.strides[0]
         if not isinstance(index, tuple):
             index = (index,)
         offset = self._offset

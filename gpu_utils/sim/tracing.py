@@ -35,6 +35,7 @@ class TracedThread:
         "atomic_events",
         "atomic_site",
         "barrier_sites",
+        "blockIdx",
         "epoch",
         "failure",
         "fences",
@@ -48,7 +49,8 @@ class TracedThread:
         "wclock",
     )
 
-    def __init__(self, thread_index, thread_id: int, trace_code) -> None:
+    def __init__(self, block_index, thread_index, thread_id: int, trace_code) -> None:
+        self.blockIdx = tuple(block_index)
         self.threadIdx = tuple(thread_index)
         self.thread_id = thread_id
         self.lane = thread_id % WARP_SIZE
@@ -75,19 +77,22 @@ class TraceObserver(Observer):
 
     lenient_barriers = True
 
-    def __init__(self, recorder, on_block, names, trace_code) -> None:
+    def __init__(self, recorder, on_block, names, trace_code, keep_going=False) -> None:
+        self.keep_going = keep_going
         self.recorder = recorder
         self.on_block = on_block
         self.names = names
         self.trace_code = trace_code  # the kernel's source code object, or None: no paths
         self.threads: list[TracedThread] = []
         self.launch = None
+        self.module = None
         self.index_of: dict[int, int] = {}
         self.kernel_code = None
 
     # --- the launch ----------------------------------------------------------------------------
     def start(self, launch) -> None:
         self.launch = launch
+        self.module = launch.module
         self.index_of = {id(t): k for k, t in enumerate(launch.thread_ids)}
         self.kernel_code = launch.kernel.__code__
         launch.args = tuple(self._wrap_arguments(launch.args))
@@ -122,7 +127,10 @@ class TraceObserver(Observer):
 
     def begin_block(self, launch) -> None:
         code = self.trace_code
-        self.threads = [TracedThread(tid, k, code) for k, tid in enumerate(launch.thread_ids)]
+        block = tuple(launch.module.blockIdx)
+        self.threads = [
+            TracedThread(block, tid, k, code) for k, tid in enumerate(launch.thread_ids)
+        ]
         if code is not None:
             sys.settrace(self._tracer)
 
@@ -167,7 +175,7 @@ class TraceObserver(Observer):
         return self.wrap(array, index, 0)
 
     def access(self, array, index, kind) -> None:
-        thread = self._current()
+        thread = self.threads[self.index_of[id(self.module.threadIdx)]]
         site = thread.atomic_site
         if site is None:
             frame = sys._getframe(2)
@@ -194,6 +202,9 @@ class TraceObserver(Observer):
                 thread.tested,
             )
         )
+
+    def failed(self, i, error) -> None:
+        self.threads[i].failure = error
 
     def fence(self) -> None:
         self._current().fences += 1
@@ -280,10 +291,12 @@ def run(
     on_block,
     dynshared_size: int = 0,
     divergence: bool = True,
+    keep_going: bool = False,
 ):
     """``gpu_utils._trace_run.run`` on the course's engine: the same blocks of threads, with the
     same records, handed to ``on_block``; returns the kernel's Python function and the grid and
-    block dimensions; or None, before anything ran, when the engine cannot compile the kernel
+    block dimensions (``keep_going``: a thread's error is its ``failure`` and ends only that
+    thread, as there); or None, before anything ran, when the engine cannot compile the kernel
     (its source cannot be found, or it uses what the engine does not handle yet)."""
     from numba.cuda.errors import normalize_kernel_dimensions
 
@@ -293,7 +306,8 @@ def run(
     grid_dim, block_dim = normalize_kernel_dimensions(griddim, blockdim)
     code = function.__code__
     names = list(code.co_varnames[: code.co_argcount])
-    observer = TraceObserver(recorder, on_block, names, code if divergence else None)
+    trace_code = code if divergence else None
+    observer = TraceObserver(recorder, on_block, names, trace_code, keep_going)
     try:
         launch = Launch(function, grid_dim, block_dim, args, dynshared_size, None, observer)
     except NotHandledYet:
