@@ -566,6 +566,13 @@ def schedule_mistake(kind):
     return answer
 
 
+def _schedule_then_tuple(state, token_budget, max_batch):
+    """The right plan, but state.running left as a tuple (the loop removes from it)."""
+    plan = schedule_reference(state, token_budget, max_batch)
+    state.running = tuple(state.running)
+    return plan
+
+
 def _schedule_copied(state, token_budget, max_batch):
     return gu.inference.schedule_step(state, token_budget, max_batch)
 
@@ -749,6 +756,8 @@ def test_an_answer_that_calls_the_api_is_told_to_write_the_formula(exercise_id, 
         ("serving_paged_allocator", 42, "Expected a class"),
         ("serving_schedule_step", lambda state, budget: None, "calls it with 3 arguments"),
         ("serving_schedule_step", lambda state, budget, batch: None, "your step returned None"),
+        ("serving_schedule_step", _schedule_then_tuple, "no longer what the loop reads"),
+        ("serving_schedule_step", lambda state, budget, batch: (1, 2), "your step returned (1, 2)"),
         ("serving_speculative_tokens", lambda a, k: [1.0], "not a number"),
     ],
 )

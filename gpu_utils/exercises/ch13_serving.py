@@ -1477,6 +1477,21 @@ class _Lockstep:
                 f"your step {_plan_text(plan)}; expected: {_plan_text(want)}.",
                 self._plan_hint(plan, want),
             )
+        shapes = (
+            isinstance(getattr(state, "running", None), list),
+            isinstance(getattr(state, "waiting", None), list),
+            isinstance(getattr(state, "cache", None), inference.PagedAllocator),
+        )
+        if not all(shapes) or not all(
+            isinstance(x, inference.Seq) for x in state.running + state.waiting
+        ):
+            raise self.off(
+                text,
+                "after your step, state.running, state.waiting or state.cache is no longer what "
+                "the loop reads.",
+                "change the lists in place or put new lists of the same sequences back "
+                "(state.running = [...]); keep state.cache the allocator you were given.",
+            )
         self._same_state(state, reference, text, plan)
         self.step += 1
         return want_plan  # the same plan as the learner's, in serve()'s form
