@@ -326,9 +326,17 @@ def run(
         start=_START,
         cpu_limit=cpu_limit,
         idle_limit=idle_limit,
+        preload=_loaded_course_modules(),
     )
     with _lock:
         return _run_job(job)
+
+
+def _loaded_course_modules() -> tuple[str, ...]:
+    """The ``gpu_utils`` modules this process has imported (the launcher imports them too)."""
+    return tuple(
+        sorted(n for n, m in list(sys.modules.items()) if n.startswith("gpu_utils.") and m)
+    )
 
 
 def _run_job(job: Job) -> list[Any]:

@@ -344,3 +344,21 @@ def test_a_loop_around_a_collective_is_a_loop_not_a_deadlock():
 def test_limits_must_be_positive_seconds():
     with pytest.raises(ValueError, match="idle_limit must be a positive"):
         gu.dist.run(all_reduce_rank, 2, 0, idle_limit=0)
+
+
+def _loaded_when_called(rank, world_size, parts):
+    import sys
+
+    return ".".join(parts) in sys.modules  # the name never appears whole in the pickled call
+
+
+def test_the_course_modules_the_notebook_imported_are_in_every_forked_rank_at_once(monkeypatch):
+    """A function that reaches ``gu.<module>`` through ``gu`` finds it imported: the launcher
+    imported what the notebook had (once), instead of every rank importing it on the clock."""
+    import gpu_utils.pipeline  # noqa: F401 - the notebook has it
+
+    monkeypatch.setattr(gu_dist, "_START", "fork")
+    gu.dist.shutdown()  # a fresh launcher, which has imported nothing of the course yet
+    assert "gpu_utils.pipeline" in gu_dist._loaded_course_modules()
+    assert gu.dist.run(_loaded_when_called, 2, ("gpu_utils", "pipeline")) == [True, True]
+    assert gu.dist.run(_loaded_when_called, 1, ("gpu_utils", "no_such_module")) == [False]
