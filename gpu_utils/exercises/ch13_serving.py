@@ -1,4 +1,4 @@
-"""Exercises of lab 13, serving models (chapter 13): four functions the chapter's API computes,
+"""Exercises of lab 13, serving models (chapter 13): five functions the chapter's API computes,
 written by the learner and held against it (``gu.inference`` is the oracle).
 
 * ``serving_decode_step``: the lower bound of one decode step, in seconds (section 1), on a
@@ -9,6 +9,13 @@ written by the learner and held against it (``gu.inference`` is the oracle).
   (section 3; ``gu.inference.max_batch``).
 * ``serving_paged_allocator``: a block table (section 5), a class replayed operation by
   operation against ``gu.inference.PagedAllocator`` on several block sizes (1, 2, 3, 5, 16).
+* ``serving_schedule_step``: one step of the continuous-batching scheduler (section 4), run
+  inside ``gu.inference.serve``'s loop on seven request mixes (1, 2, 3, 5 and 7 requests, a
+  cache that fills up, a budget smaller than a prompt) lock-step with
+  ``gu.inference.schedule_step``: the plan and the state after every step, then each run's
+  TTFT and TPOT. A known mistake (prefill before decode, a chunk over the budget left, the
+  wrong victim...) is named only when, recomputed on every state seen, it gives every plan the
+  learner's step gave; otherwise the message says what the step did.
 * ``serving_speculative_tokens``: expected tokens per verification step of speculative
   decoding (section 7; ``gu.inference.speculative_expected_tokens``, shown beside a Monte
   Carlo run).
