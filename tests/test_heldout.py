@@ -16,6 +16,7 @@ import gpu_utils as gu
 LABS = (
     "lab08b",
     "lab08b_r2",
+    "lab08b_r3",
     "lab10_planner",
     "lab10_planner_r2",
     "lab10_planner_r3",

@@ -107,6 +107,7 @@ ANSWERS = [
             "It passes ignore_index=0, treating token 0 as padding, so every position whose "
             "target is token 0 is left out of the loss (right only when no target is 0)."
         ),
+        hints=("whose target is token 0", "No `ignore_index=0`"),
         source="""
         import torch.nn.functional as F
 
@@ -129,6 +130,7 @@ ANSWERS = [
             "It drops the last position of every sequence (as if it had no next token), but the "
             "targets already hold it: the mean runs over 7 of 8 positions, not all of them."
         ),
+        hints=("the last position (7) of every sequence carries no gradient",),
         source="""
         import torch.nn.functional as F
 
@@ -152,6 +154,7 @@ ANSWERS = [
             "It builds a new SGD optimizer inside the step instead of using the one passed in, "
             "so the momentum is lost (and reset every call): only the first step is right."
         ),
+        hints=("not through the optimizer you were given",),
         source="""
         import torch
         import torch.nn.functional as F
@@ -177,6 +180,7 @@ ANSWERS = [
             "present, not the vocabulary, so the shapes disagree (an error) whenever the "
             "vocabulary's last token is not among the targets."
         ),
+        hints=("hold no token 31", "num_classes=logits.shape[-1]"),
         source="""
         import torch.nn.functional as F
 
@@ -200,6 +204,7 @@ ANSWERS = [
             "The model returns (logits, loss) but it unpacks loss, _ = model(tokens, targets), "
             "so backward() is called on the logits tensor, which is not a scalar (an error)."
         ),
+        hints=("exactly the logits", "`(logits, loss)`, in that order"),
         source="""
         def train_step(model, optimizer, tokens, targets):
             optimizer.zero_grad()
@@ -218,6 +223,7 @@ ANSWERS = [
             "optimizer.zero_grad is written without parentheses, so it is never called and "
             "each step's gradients add onto the previous steps'."
         ),
+        hints=("they accumulated",),
         source="""
         import torch.nn.functional as F
 
@@ -240,6 +246,7 @@ ANSWERS = [
             "The loss compares the logits with the input tokens instead of the targets, so the "
             "model is trained to repeat the current token, not to predict the next one."
         ),
+        hints=("its own input token",),
         source="""
         import torch.nn.functional as F
 
@@ -349,6 +356,7 @@ ANSWERS = [
             "The mask multiplies the future scores by 0 instead of setting them to -inf, so "
             "after the softmax every later position still gets a weight of exp(0)."
         ),
+        hints=("Later tokens reached them inside attention", "-inf before"),
         source="""
         import math
 
@@ -379,6 +387,7 @@ ANSWERS = [
             "d_head is computed with / (a float, 8.0) instead of //, and view() only takes "
             "integers, so splitting the heads raises a TypeError."
         ),
+        hints=("`d_head = h // n_heads`",),
         source="""
         import math
 
@@ -409,6 +418,7 @@ ANSWERS = [
             "x is overwritten by ln1(x), so the residual adds the attention output to the "
             "normalised input instead of to the block's raw input."
         ),
+        hints=("input of `block.ln2`", "not ln1(x)"),
         source="""
         import math
 
@@ -441,6 +451,7 @@ ANSWERS = [
             "n_heads-th feature instead of a contiguous block of d_head features (right only "
             "with a single head)."
         ),
+        hints=("every n_heads-th feature", "contiguous"),
         source="""
         import math
 
@@ -473,6 +484,7 @@ ANSWERS = [
             "of to the scores before it, so the softmax is too sharp and each row sums to "
             "1/sqrt(d_head) instead of 1."
         ),
+        hints=("the scale was applied after the softmax",),
         source="""
         import math
 
@@ -503,6 +515,7 @@ ANSWERS = [
             "q, k and v are computed by hand as ln1(x) @ qkv.weight.T without adding qkv.bias, "
             "so the bias is left out (right only while the biases are zero, as at initialisation)."
         ),
+        hints=("the layer's bias included",),
         source="""
         import math
 
@@ -535,6 +548,7 @@ ANSWERS = [
             "attn_mask to F.scaled_dot_product_attention, where a True entry means 'may attend', "
             "so each position sees only later positions and the last one sees none."
         ),
+        hints=("at every earlier position",),
         source="""
         import torch
         import torch.nn.functional as F
@@ -562,6 +576,7 @@ ANSWERS = [
             "The mask is triu(2) instead of triu(1), off by one: each position also attends to "
             "the next token (right only for a sequence of one token)."
         ),
+        hints=("each position also sees the next one",),
         source="""
         import math
 
@@ -593,6 +608,7 @@ ANSWERS = [
             "input with another sequence length gets a mask of the wrong size (an error, or no "
             "masking at all if the first sequence had one token)."
         ),
+        hints=("an earlier call's sequence length", "from this call's"),
         source="""
         import math
 
@@ -706,6 +722,7 @@ ANSWERS = [
             "shared by wte and lm_head is met twice, so its gradient is divided by N twice "
             "(N times too small) while every other gradient is right."
         ),
+        hints=("is also `lm_head.weight`", "tied"),
         source="""
         import torch
         import torch.nn.functional as F
@@ -740,6 +757,7 @@ ANSWERS = [
             "The return (and the step) are indented inside the for loop, so the step is taken "
             "after the first micro-batch alone and the other two are never run."
         ),
+        hints=("micro-batch 1 of 3 alone", "after the loop"),
         source="""
         import torch.nn.functional as F
 
@@ -768,6 +786,7 @@ ANSWERS = [
             "the model reads the targets as its input and is scored against the inputs (with "
             "padding, the -100 ids make the embedding lookup fail)."
         ),
+        hints=("tokens and targets were swapped",),
         source="""
         import torch.nn.functional as F
 
@@ -796,6 +815,7 @@ ANSWERS = [
             "target), but the targets are already the next tokens: the denominator is short by "
             "the number of sequences, so gradients and loss are too large."
         ),
+        hints=("divided by 42, but these micro-batches hold 48",),
         source="""
         import torch.nn.functional as F
 
@@ -825,6 +845,7 @@ ANSWERS = [
             "(a vector of 8) instead of one number, so the loss becomes a vector and backward() "
             "fails: sum over every axis."
         ),
+        hints=("shape (8,), not one number",),
         source="""
         import torch.nn.functional as F
 
@@ -852,6 +873,7 @@ ANSWERS = [
             "The gradients are right, but the returned loss, already the sum of the shares "
             "summed_i / N (the batch's mean), is divided by N once more, so it is N times too small."
         ),
+        hints=("Your step is right, but call 1 returned",),
         source="""
         import torch.nn.functional as F
 
