@@ -24,3 +24,42 @@ def int8_gemv_kernel(
         x = tl.load(x_ptr + cols, mask=inside, other=0.0)
         acc += q.to(tl.float32) * s * x  # dequantised in registers, summed in float32
     tl.store(y_ptr + row, tl.sum(acc, axis=0))
+
+
+@triton.jit
+def paged_attention_kernel(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    table_ptr,
+    lens_ptr,
+    out_ptr,
+    max_blocks,
+    scale,
+    D,
+    BLOCK_SIZE: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+):
+    seq = tl.program_id(0)  # one program per sequence: its one query token
+    length = tl.load(lens_ptr + seq)
+    d = tl.arange(0, BLOCK_D)
+    t = tl.arange(0, BLOCK_SIZE)
+    q = tl.load(q_ptr + seq * D + d, mask=d < D, other=0.0)
+    m = tl.max(tl.full((BLOCK_SIZE,), float("-inf"), tl.float32), axis=0)  # running max
+    total = tl.sum(tl.zeros((BLOCK_SIZE,), tl.float32), axis=0)  # running sum of exp
+    acc = tl.zeros((BLOCK_D,), tl.float32)
+    for b in range(0, tl.cdiv(length, BLOCK_SIZE)):
+        block = tl.load(table_ptr + seq * max_blocks + b)  # the physical block of logical b
+        valid = b * BLOCK_SIZE + t < length  # the last block may be partly filled
+        offsets = block * BLOCK_SIZE * D + t[:, None] * D + d[None, :]
+        inside = valid[:, None] & (d[None, :] < D)
+        k = tl.load(k_ptr + offsets, mask=inside, other=0.0)
+        s = tl.where(valid, tl.sum(k * q[None, :], axis=1) * scale, float("-inf"))
+        m_new = tl.maximum(m, tl.max(s, axis=0))
+        alpha = tl.exp(m - m_new)  # rescales what was summed against the old maximum
+        p = tl.exp(s - m_new)
+        total = total * alpha + tl.sum(p, axis=0)
+        v = tl.load(v_ptr + offsets, mask=inside, other=0.0)
+        acc = acc * alpha + tl.sum(p[:, None] * v, axis=0)
+        m = m_new
+    tl.store(out_ptr + seq * D + d, acc / total, mask=d < D)

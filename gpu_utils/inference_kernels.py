@@ -8,6 +8,8 @@ checkers and ``make gpu-check`` to run and time.
 - :func:`int8_gemv`: the same product with weight-only int8 weights and one fp32 scale per group
   of ``GROUP`` input columns (``gu.inference.quantize``'s format), dequantised in a Triton kernel,
   accumulated in fp32; one program per output row.
+- :func:`paged_decode_attention`: one decode token per sequence attending over its KV cache,
+  gathered through a block table (PagedAttention), online softmax; one program per sequence.
 
 A decode GEMV reads every weight once and does 2 FLOP per weight: it is bound by memory
 bandwidth (chapter 13, section 1), so it is judged by bytes per second against the device's
@@ -65,6 +67,18 @@ def int8_gemv():
     from ._inference_triton import int8_gemv_kernel
 
     return int8_gemv_kernel
+
+
+@functools.cache
+def paged_decode_attention():
+    """The Triton kernel ``paged_attention_kernel(q_ptr, k_ptr, v_ptr, table_ptr, lens_ptr,
+    out_ptr, max_blocks, scale, D, BLOCK_SIZE, BLOCK_D)``: launch ``[(sequences,)]``; one query
+    token per sequence attends over its cached keys and values, read block by block through
+    its row of the block table (``gu.inference.PagedAllocator``'s layout: the caches are
+    (num_blocks, BLOCK_SIZE, D)), with an online softmax (chapter 05)."""
+    from ._inference_triton import paged_attention_kernel
+
+    return paged_attention_kernel
 
 
 def gemv_bytes(rows: int, cols: int, weight_bytes: float = 4, groups: int = 0) -> float:

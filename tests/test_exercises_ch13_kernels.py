@@ -46,7 +46,7 @@ def _triton_params(correct: bool) -> list:
 
 
 def test_the_int8_gemv_has_its_corpus():
-    assert set(triton_corpus.ANSWERS) == {"serving_int8_gemv"}
+    assert set(triton_corpus.ANSWERS) == {"serving_int8_gemv", "serving_paged_attention"}
     assert_corpus_shape(triton_corpus.ANSWERS)
 
 
@@ -63,12 +63,12 @@ def test_wrong_int8_gemvs_fail_with_their_own_hint(exercise_id, answer):
     assert_fails_with_its_own_hint(result, answer, FORBIDDEN + COURSE_PATHS)
 
 
-def test_the_labs_int8_gemv_passes():
-    from answer_tables import _cached_solution_cells, _solution_cells  # noqa: F401
+@pytest.mark.parametrize("exercise_id", ["serving_int8_gemv", "serving_paged_attention"])
+def test_the_labs_triton_kernels_pass(exercise_id):
+    from answer_tables import _cached_solution_cells
 
-    notebook = numba_corpus_solutions()
-    checked, namespace = _cached_solution_cells(notebook)
-    result = gu.exercises.check("serving_int8_gemv", namespace[checked["serving_int8_gemv"]])
+    checked, namespace = _cached_solution_cells(numba_corpus_solutions())
+    result = gu.exercises.check(exercise_id, namespace[checked[exercise_id]])
     assert result.passed, result.message
 
 
@@ -78,7 +78,9 @@ def numba_corpus_solutions():
     return Path(__file__).resolve().parent.parent / "solutions" / "13_serving_lab.ipynb"
 
 
-@pytest.mark.parametrize("exercise_id", ["serving_decode_gemv", "serving_int8_gemv"])
+@pytest.mark.parametrize(
+    "exercise_id", ["serving_decode_gemv", "serving_int8_gemv", "serving_paged_attention"]
+)
 def test_a_stub_is_not_attempted_yet(exercise_id):
     from numba import cuda
 
@@ -172,6 +174,19 @@ def test_the_case_lists_have_small_odd_and_partial_sizes():
     assert any(c.constexprs["BLOCK"] < c.constexprs["GROUP"] for c in int8)
     again = ck._int8_cases(np.random.default_rng(1))
     assert not np.array_equal(int8[1].extra["q"], again[1].extra["q"])
+    paged = ck._paged_cases(rng)
+    lengths = [int(n) for case in paged for n in case.extra["lens"]]
+    assert {1, 2, 3} <= set(lengths) and {1, 2} <= {len(c.extra["lens"]) for c in paged}
+    assert any(c.args["D"] & (c.args["D"] - 1) for c in paged)  # D not a power of two
+    for case in paged:
+        table, lens, size = case.extra["table"], case.extra["lens"], case.constexprs["BLOCK_SIZE"]
+        blocks = [table[s, : -(-int(n) // size)] for s, n in enumerate(lens)]
+        used = np.concatenate(blocks)
+        assert len(set(used.tolist())) == used.size and (table == -1).any()  # own blocks, -1 past
+    assert any(  # a table that is not simply 0, 1, 2, ...: the interleaved growth scattered it
+        (np.diff(b) != 1).any() for c in paged for b in c.extra["table"] if (b >= 0).sum() > 1
+    )
+    assert any(int(n) % c.constexprs["BLOCK_SIZE"] for c in paged for n in c.extra["lens"])
 
 
 def test_the_reference_kernels_agree_with_numpy():
@@ -198,6 +213,18 @@ def test_the_reference_kernels_agree_with_numpy():
     expected = gu.inference.dequantize(q, scales).astype(np.float64) @ x[:64]
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-5)
     assert ik.gemv_bytes(8192, 8192) == 8192 * 8192 * 4 + 4 * (8192 + 8192)
+    from gpu_utils.exercises import ch13_kernels as ck
+
+    case = ck._paged_case(rng, (9, 4), 4, 6)
+    args = {k: v.clone() if hasattr(v, "clone") else v for k, v in case.args.items()}
+    ik.paged_decode_attention()[case.grid](*args.values(), **case.constexprs)
+    x = case.extra
+    for s, n in enumerate(x["lens"]):  # dense attention over the gathered rows, written here
+        rows = [x["table"][s, i // 4] * 4 + i % 4 for i in range(int(n))]
+        keys = x["k"].reshape(-1, 6)[rows].astype(np.float64)
+        weights = np.exp(x["scale"] * keys @ x["q"][s])
+        want = weights @ x["v"].reshape(-1, 6)[rows] / weights.sum()
+        np.testing.assert_allclose(args["out_ptr"][s].numpy(), want, rtol=1e-5, atol=1e-6)
 
 
 def test_no_speed_is_stated_on_the_simulator():

@@ -190,6 +190,7 @@ INDEX: dict[str, tuple[str, str]] = {
     "serving_speculative_tokens": ("ch13_serving", "13_serving"),
     "serving_decode_gemv": ("ch13_kernels", "13_serving"),
     "serving_int8_gemv": ("ch13_kernels", "13_serving"),
+    "serving_paged_attention": ("ch13_kernels", "13_serving"),
 }
 
 

@@ -1,4 +1,4 @@
-"""Lab 13, part 2: the kernels of a decode step (chapter 13, sections 1 and 6).
+"""Lab 13, part 2: the kernels of a decode step (chapter 13, sections 1, 5 and 6).
 
 - ``serving_decode_gemv`` (Numba CUDA): ``y = W x`` for one token, fp32, W (out, in) row-major;
   one block of 64 threads (two warps) per output row, consecutive threads reading consecutive
@@ -10,13 +10,18 @@
   fp32 scale per group of ``GROUP`` input columns (``gu.inference.quantize``'s format),
   dequantised in the kernel, fp32 accumulation; compared with ``gu.inference.dequantize``'s
   weights times x in float64.
+- ``serving_paged_attention`` (Triton): one query token per sequence attends over its cached
+  keys and values, read block by block through its row of a block table
+  (``gu.inference.PagedAllocator``'s layout, tables scattered by interleaved growth), with an
+  online softmax; compared with dense attention on the gathered keys and values in float64.
 
 Hints come from evidence: the checker computes, on the same inputs, what named mistakes would
 give (a sum over the first pass only, one warp's or one lane's partial sum, an incomplete
 shuffle, a scale per row, the next group's scale, row 0's scales, negative weights read as
-unsigned, ...) and names the one the answer equals (``_evidence.match_candidates``); an answer
-that equals none is told what was observed (another row's values, a factor, a shift, inf where
-a float16 sum overflows) and the recipe.
+unsigned, the tail of the last block attended to, logical block numbers read as physical ones,
+an output sum not rescaled, ...) and names the one the answer equals
+(``_evidence.match_candidates``); an answer that equals none is told what was observed (another
+row's values, a factor, a shift, inf where a float16 sum overflows) and the recipe.
 """
 
 from __future__ import annotations
@@ -478,5 +483,316 @@ register(
         cases=_int8_cases,
         hint=_int8_hint,
         error_hint=_int8_error_hint,
+    )
+)
+
+
+# --- serving_paged_attention --------------------------------------------------------------------
+
+PAGED_SIGNATURE = (
+    "paged_attention_kernel(q_ptr, k_ptr, v_ptr, table_ptr, lens_ptr, out_ptr, max_blocks, "
+    "scale, D, BLOCK_SIZE: tl.constexpr, BLOCK_D: tl.constexpr)"
+)
+PAGED_LAUNCH = (
+    "paged_attention_kernel[(sequences,)](q, k_cache, v_cache, table, lens, out, max_blocks, "
+    "1 / sqrt(D), D, BLOCK_SIZE, BLOCK_D): one program per sequence; q and out (sequences, D) "
+    "float32; k_cache and v_cache (num_blocks, BLOCK_SIZE, D) float32, contiguous; table "
+    "(sequences, max_blocks) int32, row s holding sequence s's physical blocks in order "
+    "(gu.inference.PagedAllocator's block tables), -1 past them; lens (sequences,) int32, "
+    "each at least 1; BLOCK_D the power of two at or above D. out[s] = softmax(scale * q[s] . "
+    "K_s) V_s over the lens[s] cached tokens of sequence s"
+)
+#: (lengths, BLOCK_SIZE, D): partial last blocks, one token, D not a power of two, exact fits
+PAGED_CASES = (
+    ((5, 20, 1), 4, 8),
+    ((1,), 1, 3),
+    ((3, 2), 2, 5),
+    ((37, 16, 9), 16, 24),
+    ((2, 3, 7, 1, 30), 8, 3),
+    ((64,), 16, 16),
+)
+
+
+def _allocate(rng: np.random.Generator, lengths, block_size: int):
+    """Block tables from ``PagedAllocator``, the sequences growing in turn by 1 to BLOCK_SIZE
+    tokens (as a server's steps interleave them), so that tables are scattered."""
+    from .. import inference
+
+    blocks = sum(-(-n // block_size) for n in lengths)
+    cache = inference.PagedAllocator(num_blocks=blocks + 2, block_size=block_size)
+    grown = [0] * len(lengths)
+    while any(g < n for g, n in zip(grown, lengths, strict=True)):
+        for s, n in enumerate(lengths):
+            if grown[s] < n:
+                step = min(n - grown[s], int(rng.integers(1, block_size + 1)))
+                cache.grow(s, step)
+                grown[s] += step
+    return [cache.block_table(s) for s in range(len(lengths))], blocks + 2
+
+
+def _paged_case(rng: np.random.Generator, lengths, block_size: int, dim: int) -> TritonCase:
+    import torch
+
+    tables, num_blocks = _allocate(rng, lengths, block_size)
+    max_blocks = max(len(t) for t in tables) + 1  # a spare column: -1 in every row
+    table = np.full((len(lengths), max_blocks), -1, dtype=np.int32)
+    for s, blocks in enumerate(tables):
+        table[s, : len(blocks)] = blocks
+    q = rng.uniform(-2, 2, (len(lengths), dim)).astype(np.float32)
+    k = rng.uniform(-2, 2, (num_blocks, block_size, dim)).astype(np.float32)
+    v = rng.uniform(-1, 1, (num_blocks, block_size, dim)).astype(np.float32)
+    scale = 1.0 / float(np.sqrt(dim))
+    lens = np.asarray(lengths, dtype=np.int32)
+    expected = _paged_reference(q, k, v, table, lens, scale)
+    return TritonCase(
+        label=f"lengths {', '.join(map(str, lengths))}, BLOCK_SIZE = {block_size}, D = {dim}",
+        grid=(len(lengths),),
+        args={
+            "q_ptr": torch.from_numpy(q),
+            "k_ptr": torch.from_numpy(k),
+            "v_ptr": torch.from_numpy(v),
+            "table_ptr": torch.from_numpy(table),
+            "lens_ptr": torch.from_numpy(lens),
+            "out_ptr": torch.full((len(lengths), dim), float("nan")),
+            "max_blocks": max_blocks,
+            "scale": scale,
+            "D": dim,
+        },
+        outputs=("out_ptr",),
+        expected={"out_ptr": torch.from_numpy(expected.astype(np.float32))},
+        constexprs={"BLOCK_SIZE": block_size, "BLOCK_D": 1 << (dim - 1).bit_length()},
+        rtol=1e-4,
+        atol=1e-5,
+        extra={"q": q, "k": k, "v": v, "table": table, "lens": lens, "scale": scale},
+    )
+
+
+def _paged_cases(rng: np.random.Generator) -> list[TritonCase]:
+    return [_paged_case(rng, *shape) for shape in PAGED_CASES]
+
+
+def _softmax_rows(scores: np.ndarray) -> np.ndarray:
+    e = np.exp(scores - scores.max())
+    return e / e.sum()
+
+
+def _gathered(k, table_row, length, block_size):
+    """Sequence's first ``length`` cached rows, read through its table row."""
+    blocks = -(-length // block_size)
+    return k[table_row[:blocks]].reshape(-1, k.shape[-1])[:length]
+
+
+def _paged_reference(q, k, v, table, lens, scale) -> np.ndarray:
+    """Dense attention of each query over its gathered keys and values, in float64."""
+    block_size = k.shape[1]
+    out = np.zeros(q.shape)
+    for s, n in enumerate(lens):
+        keys = _gathered(k, table[s], int(n), block_size).astype(np.float64)
+        values = _gathered(v, table[s], int(n), block_size).astype(np.float64)
+        out[s] = _softmax_rows(scale * keys @ q[s]) @ values
+    return out
+
+
+def _online(scores, values, block_size, rescale_acc=True, rescale_sum=True, normalise=True):
+    """The block-by-block online softmax, with one of its steps left out on request."""
+    m, total, acc = -np.inf, 0.0, np.zeros(values.shape[-1])
+    for start in range(0, scores.size, block_size):
+        s, v = scores[start : start + block_size], values[start : start + block_size]
+        m_new = max(m, s.max())
+        alpha = np.exp(m - m_new)
+        p = np.exp(s - m_new)
+        total = (total * alpha if rescale_sum else total) + p.sum()
+        acc = (acc * alpha if rescale_acc else acc) + p @ v
+        m = m_new
+    return acc / total if normalise else acc
+
+
+def _paged_candidates(case: TritonCase) -> dict[str, np.ndarray]:
+    x = case.extra
+    q, k, v, table, lens = x["q"], x["k"], x["v"], x["table"], x["lens"]
+    block_size, dim = k.shape[1], k.shape[2]
+    seqs = range(len(lens))
+    flat_k, flat_v = k.reshape(-1).astype(np.float64), v.reshape(-1).astype(np.float64)
+
+    def each(function) -> np.ndarray | None:
+        rows = []
+        for s in seqs:
+            row = function(s, int(lens[s]))
+            if row is None:
+                return None
+            rows.append(row)
+        return np.array(rows)
+
+    def dense(s, n, keys, values, scale=x["scale"]):
+        return _softmax_rows(scale * keys.astype(np.float64) @ q[s]) @ values.astype(np.float64)
+
+    def own(s, n):
+        return _gathered(k, table[s], n, block_size), _gathered(v, table[s], n, block_size)
+
+    def padded(s, n):  # every slot of the sequence's blocks
+        blocks = -(-n // block_size)
+        return _gathered(k, table[s], blocks * block_size, block_size), _gathered(
+            v, table[s], blocks * block_size, block_size
+        )
+
+    found = {}
+    found["no scale"] = each(lambda s, n: dense(s, n, *own(s, n), scale=1.0))
+    if any(n % block_size for n in lens):
+        found["tail values"] = each(lambda s, n: dense(s, n, *padded(s, n)))
+
+        def tail_zero(s, n):
+            keys, values = own(s, n)
+            pad = -(-n // block_size) * block_size - n
+            scores = np.concatenate([x["scale"] * keys.astype(np.float64) @ q[s], np.zeros(pad)])
+            values = np.concatenate([values.astype(np.float64), np.zeros((pad, dim))])
+            return _softmax_rows(scores) @ values
+
+        found["tail zero"] = each(tail_zero)
+
+    def logical(s, n):
+        blocks = -(-n // block_size)
+        if blocks > k.shape[0]:
+            return None
+        keys = k[:blocks].reshape(-1, dim)[:n]
+        return dense(s, n, keys, v[:blocks].reshape(-1, dim)[:n])
+
+    found["logical blocks"] = each(logical)
+
+    def first_table(s, n):
+        blocks = -(-n // block_size)
+        if (table[0, :blocks] < 0).any():
+            return None
+        return dense(
+            s,
+            n,
+            _gathered(k, table[0], n, block_size),
+            _gathered(v, table[0], n, block_size),
+        )
+
+    if len(lens) > 1:
+        found["first table"] = each(first_table)
+
+    def block_stride(s, n):  # the block's offset without BLOCK_SIZE: block * D
+        index = []
+        for b in range(-(-n // block_size)):
+            for t in range(block_size):
+                index.append(table[s, b] * dim + t * dim + np.arange(dim))
+        index = np.array(index)[:n]
+        if index.max() >= flat_k.size:
+            return None
+        return dense(s, n, flat_k[index], flat_v[index])
+
+    if block_size > 1:
+        found["block stride"] = each(block_stride)
+    for name, options in (
+        ("acc not rescaled", {"rescale_acc": False}),
+        ("sum not rescaled", {"rescale_sum": False}),
+        ("not normalised", {"normalise": False}),
+    ):
+
+        def variant(s, n, options=options):
+            keys, values = own(s, n)
+            scores = x["scale"] * keys.astype(np.float64) @ q[s]
+            return _online(scores, values.astype(np.float64), block_size, **options)
+
+        found[name] = each(variant)
+    return {name: c for name, c in found.items() if c is not None}
+
+
+_PAGED_HINTS = {
+    "no scale": (
+        "the scores were not scaled: multiply q . k by `scale` (1 / sqrt(D)) before the softmax."
+    ),
+    "tail values": (
+        "the last block's slots past the sequence's length were attended to: they belong to no "
+        "token (a later token of the sequence, or nothing yet). Mask them: positions b * "
+        "BLOCK_SIZE + t >= length get a score of -inf (`tl.where(valid, s, float('-inf'))`) and "
+        "no load."
+    ),
+    "tail zero": (
+        "the last block's empty slots counted with a score of 0 (the masked load's `other=0`): "
+        "exp(0 - m) still adds to the softmax's sum. Give them a score of -inf with "
+        "`tl.where(valid, s, float('-inf'))`."
+    ),
+    "logical blocks": (
+        "each sequence read blocks 0, 1, 2, ... of the cache: those are the logical block "
+        "numbers. The physical block of logical block b is the table's entry, `tl.load(table_ptr "
+        "+ seq * max_blocks + b)`."
+    ),
+    "first table": (
+        "every sequence read the first sequence's block table: its row starts at table_ptr + "
+        "seq * max_blocks."
+    ),
+    "block stride": (
+        "a block's keys start at block * BLOCK_SIZE * D in the cache (BLOCK_SIZE tokens of D "
+        "values each), not block * D."
+    ),
+    "acc not rescaled": (
+        "the output sum was not rescaled when the running maximum grew: multiply acc by alpha = "
+        "exp(m_old - m_new) before adding the new block's p @ v (as the sum of exp already is)."
+    ),
+    "sum not rescaled": (
+        "the softmax's running sum was not rescaled when the maximum grew: total = total * alpha "
+        "+ sum(p), with alpha = exp(m_old - m_new)."
+    ),
+    "not normalised": (
+        "the output was not divided by the softmax's sum: store acc / total at the end."
+    ),
+}
+
+
+def _paged_hint(case: TritonCase, mismatch: Mismatch) -> str:
+    got = mismatch.got.astype(np.float64)
+    if mismatch.unwritten.any() and not mismatch.wrong.any():
+        rows = np.flatnonzero(mismatch.unwritten.any(axis=1))
+        return (
+            f"sequence(s) {ev.describe_indices(rows.tolist())} got no output: program "
+            "`tl.program_id(0)` stores its D values at out_ptr + seq * D + d (mask d < D)."
+        )
+    name = ev.match_candidates(got, _paged_candidates(case), rtol=case.rtol, atol=case.atol * 10)
+    if name is not None:
+        return _PAGED_HINTS[name]
+    if not np.isfinite(got).all():
+        return (
+            "some outputs are NaN or inf: with a running maximum m that starts at -inf, the "
+            "rescale alpha = exp(m - m_new) must use the new maximum, and a score of -inf must "
+            "never meet a maximum of -inf (every block here holds at least one token)."
+        )
+    return (
+        "for each logical block b < cdiv(length, BLOCK_SIZE): load its physical block from the "
+        "table, the keys at block * BLOCK_SIZE * D + t * D + d, scores scale * (k . q) with -inf "
+        "past the length; m_new = max(m, max(s)), alpha = exp(m - m_new), p = exp(s - m_new); "
+        "total = total * alpha + sum(p); acc = acc * alpha + p @ v; finally store acc / total."
+    )
+
+
+def _paged_error_hint(case: TritonCase, error: LaunchError) -> str:
+    tensor = getattr(error, "tensor", "")
+    offsets = getattr(error, "offsets", ())
+    if tensor in ("k_ptr", "v_ptr") and offsets and min(offsets) < 0:
+        return (
+            "a block number was -1: the table holds -1 past each sequence's blocks. Read the "
+            "sequence's own row, `tl.load(table_ptr + seq * max_blocks + b)`, and only its "
+            "blocks: `for b in range(0, tl.cdiv(length, BLOCK_SIZE))` with length = "
+            "tl.load(lens_ptr + seq), not max_blocks."
+        )
+    if tensor == "table_ptr":
+        return (
+            "the table is (sequences, max_blocks): sequence seq's entry b is at table_ptr + seq "
+            "* max_blocks + b, and only b < cdiv(length, BLOCK_SIZE) belong to it."
+        )
+    return ""
+
+
+register(
+    triton_exercise(
+        id="serving_paged_attention",
+        chapter=CHAPTER,
+        title="Decode attention over a paged KV cache, with an online softmax, in Triton",
+        signature=PAGED_SIGNATURE,
+        launch_text=PAGED_LAUNCH,
+        cases=_paged_cases,
+        hint=_paged_hint,
+        error_hint=_paged_error_hint,
     )
 )
