@@ -228,13 +228,38 @@ def test_thread_map_gives_the_same_map_on_both_engines(case, monkeypatch):
 
 
 def _notebook_traces(path: str) -> dict:
-    """Run ``path``'s code cells (magics left out) with every ``gu.trace.analyze`` on both
-    engines; the counts of traces, equal reports, and those run on the course engine."""
+    """Run ``path``'s code cells (magics left out) with every ``gu.trace.analyze`` and
+    ``gu.viz.thread_map`` on both engines; the counts of traces, of equal reports, of those run
+    on the course engine, and the same for thread maps."""
     import json
     import linecache
     import os
 
     counts = {"traces": 0, "equal": 0, "course engine": 0, "same error": 0}
+    counts.update({"thread maps": 0, "equal maps": 0})
+    thread_map = gu.viz.thread_map
+
+    def both_maps(kernel, griddim, blockdim, *args, plot=True):
+        counts["thread maps"] += 1
+        os.environ["GPU_COURSE_SIM"] = "numba"
+        try:
+            numba = thread_map(kernel, griddim, blockdim, *args, plot=False)
+        finally:
+            os.environ["GPU_COURSE_SIM"] = "course"
+        try:
+            course = thread_map(kernel, griddim, blockdim, *args, plot=plot)
+        finally:
+            os.environ.pop("GPU_COURSE_SIM")
+        same = str(course) == str(numba) and all(
+            np.array_equal(getattr(m, f), getattr(t, f))
+            for m, t in zip(course.arrays, numba.arrays, strict=True)
+            for f in ("writes", "block", "thread", "unwritten")
+        )
+        counts["equal maps"] += same
+        if not same:
+            print(f"different map: {kernel}\n{numba}\n--- course\n{course}")
+        return course
+
     course_run = tracing.run
 
     def counted(*args, **kwargs):
@@ -262,7 +287,7 @@ def _notebook_traces(path: str) -> dict:
             print(f"different: {kernel}\n{numba}\n--- course\n{course}")
         return course
 
-    tracing.run, gu.trace.analyze = counted, analyze
+    tracing.run, gu.trace.analyze, gu.viz.thread_map = counted, analyze, both_maps
     notebook = Path(path).resolve()
     os.chdir(notebook.parent)
     namespace: dict = {"__name__": "__main__"}
@@ -279,14 +304,14 @@ def _notebook_traces(path: str) -> dict:
             except Exception as error:
                 print(f"cell {k}: {type(error).__name__}: {str(error)[:120]}")
     finally:
-        tracing.run, gu.trace.analyze = course_run, _ANALYZE
+        tracing.run, gu.trace.analyze, gu.viz.thread_map = course_run, _ANALYZE, thread_map
     return counts
 
 
 import os  # noqa: E402
 
 if __name__ == "__main__":
-    # the chapters: GPU_COURSE_MODE=simulator python tests/test_trace_engines.py notebooks/0[456]_*
+    # the chapters: GPU_COURSE_MODE=simulator python tests/test_trace_engines.py notebooks/0[3-6]_*
     here = Path.cwd()
     for path in sys.argv[1:]:
         print(path, _notebook_traces(str(here / path)))
