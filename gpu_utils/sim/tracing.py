@@ -236,7 +236,10 @@ class TraceObserver(Observer):
     def _tracer(self, frame, event, arg):
         if event != "call" or frame.f_code is not self.kernel_code:
             return None
-        path = self._current().path
+        k = self.index_of.get(id(self.module.threadIdx))
+        if k is None or k >= len(self.threads):  # e.g. a stopped launch's generator closing
+            return None
+        path = self.threads[k].path
 
         def line(frame, event, arg):
             if event == "line":
