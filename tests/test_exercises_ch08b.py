@@ -1726,3 +1726,44 @@ def test_accumulate_step_round3_causes_come_from_evidence(answer, hint, words):
 def test_accumulate_step_accepts_gradients_divided_once_per_parameter():
     result = run("primer_accumulate_step", accumulate_divides_each_parameter_once)
     assert result.passed, result.message
+
+
+def accumulate_one_hot_without_num_classes(model, optimizer, micro_batches):
+    """Soft targets as wide as the largest target present: call 1's first micro-batch holds
+    neither token 0 nor the last id."""
+    optimizer.zero_grad()
+    n = sum(int((t != -100).sum()) for _, t in micro_batches)
+    total = 0.0
+    for tokens, targets in micro_batches:
+        logits, _ = model(tokens)
+        real = targets != -100
+        probs = F.one_hot(targets[real]).float()
+        loss = F.cross_entropy(logits[real], probs, reduction="sum") / n
+        loss.backward()
+        total += loss.item()
+    optimizer.step()
+    return total
+
+
+_RAISED = []
+
+
+def step_raises_on_its_first_call_only(model, optimizer, tokens, targets):
+    """An error that depends on a global, not on the data: never called data-dependent."""
+    if not _RAISED:
+        _RAISED.append(1)
+        raise ValueError("first call")
+    return step_reference(model, optimizer, tokens, targets)
+
+
+def test_an_error_that_one_changed_target_removes_is_named_in_a_micro_batch_too():
+    result = run("primer_accumulate_step", accumulate_one_hot_without_num_classes)
+    assert_only_hint(result, primer.SIZE_FROM_DATA, [*ACCUMULATE_HINTS, *ROUND3_STEP_HINTS])
+    assert "the targets of micro-batch 1 hold no token 31" in result.message, result.message
+
+
+def test_an_error_that_does_not_come_back_is_not_blamed_on_the_data():
+    _RAISED.clear()
+    result = run("primer_train_step", step_raises_on_its_first_call_only)
+    assert not result.passed and "ValueError" in result.message, result.message
+    assert primer.SIZE_FROM_DATA not in result.message, result.message

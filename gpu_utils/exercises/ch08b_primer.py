@@ -340,20 +340,32 @@ def _step_error_evidence(k, answer, task, call, model_before, backwards, watch, 
         if any(seen.shape == t.shape and torch.equal(seen, t) for _, t in pairs):
             padded = " (with -100 at the padding, which no embedding has)" if seen.min() < 0 else ""
             return f"The model was given the targets as its input{padded}.", INPUTS_SWAPPED
-    if k > 0:
-        v = STEP_CONFIG["vocab_size"]
-        targets = torch.cat([t.flatten() for _, t in pairs])
-        for value, name in ((v - 1, f"token {v - 1}, the vocabulary's last id"), (0, "token 0")):
-            if bool((targets == value).any()):
-                continue
-            if _runs(answer, model_before, _with_target(task, call, value)):
-                earlier = "Call 1" if k == 1 else f"Calls 1-{k}"
-                return (
-                    f"{earlier} ran without an error. Call {k + 1}'s targets hold no {name} "
-                    f"(the earlier calls' do), and the same call with one target set to {value} "
-                    "runs: the error depends on which ids the targets hold.",
-                    SIZE_FROM_DATA,
-                )
+    v = STEP_CONFIG["vocab_size"]
+    control = None  # whether the call itself, unchanged, raises again on a scratch model
+    for value, name in ((v - 1, f"token {v - 1}, the vocabulary's last id"), (0, "token 0")):
+        missing = [i for i, (_, t) in enumerate(pairs) if not bool((t == value).any())]
+        if not missing or not _runs(answer, model_before, _with_target(task, call, value)):
+            continue
+        if control is None:
+            control = not _runs(answer, model_before, _clone(call))
+        if not control:  # the error did not come back: it was not the data's
+            break
+        if len(pairs) == 1:
+            where = f"Call {k + 1}'s targets hold no {name}"
+        else:
+            which = ", ".join(str(i + 1) for i in missing)
+            where = (
+                f"In call {k + 1}, the targets of micro-batch{'es' if len(missing) > 1 else ''} "
+                f"{which} hold no {name}"
+            )
+        earlier = ("Call 1 ran" if k == 1 else f"Calls 1-{k} ran") + " without an error. "
+        return (
+            (earlier if k else "")
+            + f"{where}, and the same call with one target "
+            + ("" if len(pairs) == 1 else "of each micro-batch ")
+            + f"set to {value} runs: the error depends on which ids the targets hold.",
+            SIZE_FROM_DATA,
+        )
     return _step_exception_hint(error, text)
 
 
