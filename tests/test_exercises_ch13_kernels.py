@@ -233,3 +233,18 @@ def test_no_speed_is_stated_on_the_simulator():
         ik.copy_ceiling()
     with pytest.raises(RuntimeError, match="GPU"):
         ik.time_decode_gemv(ik.decode_gemv())
+
+
+def test_make_gpu_check_times_both_gemvs_against_the_copy_ceiling():
+    """benchmarks/kernels_ch13.py registers the two reference GEMVs (tests/test_benchmark_kernels
+    runs them tiny on the simulator); their bytes per weight give the int8 speed-up bound."""
+    import kernels  # benchmarks/kernels.py, on the path through pyproject.toml
+
+    found = {b.name: b for b in kernels.discover(tiny=False) if b.name.endswith("gemv")}
+    assert set(found) == {"decode_gemv", "int8_gemv"}
+    assert all(b.ceiling == "copy" and b.target is None for b in found.values())
+    per_weight = {
+        name: b.bytes / (b.flops / 2) for name, b in found.items()
+    }  # bytes per weight, x and y included
+    bound = gu.inference.weight_only_speedup_bound(8, group=128, scale_bytes=4, base_bytes=4)
+    assert per_weight["decode_gemv"] / per_weight["int8_gemv"] == pytest.approx(bound, rel=1e-3)
