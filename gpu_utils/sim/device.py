@@ -57,7 +57,7 @@ class Shared:
     def new_block(self) -> None:
         self.block = {}
 
-    def array_at(self, site, shape, dtype, alignment=None):
+    def array_at(self, site, shape, dtype, alignment=None, _depth=1):
         found = self.block.get(site)
         if found is not None:
             return found
@@ -71,12 +71,12 @@ class Shared:
         else:
             array = np.empty(shape, dtype)
         if self.observe is not None:
-            array = self.observe(site, array, dynamic, sys._getframe(1))
+            array = self.observe(site, array, dynamic, sys._getframe(_depth))
         self.block[site] = array
         return array
 
     def array(self, shape, dtype, alignment=None):  # a call the rewrite did not see
-        return self.array_at(("unseen", shape, str(dtype)), shape, dtype)
+        return self.array_at(("unseen", shape, str(dtype)), shape, dtype, _depth=2)
 
 
 class Local:
