@@ -1,13 +1,12 @@
-"""The Triton reference kernel of ``gu.inference_kernels.int8_gemv`` (chapter 13, lab 13 part 2),
-in a module of its own: importing it imports triton in the course's mode (the interpreter on the
-simulator), and a checker's process that receives the kernel imports it by this name."""
+"""The Triton reference kernels of ``gu.inference_kernels`` (``int8_gemv``,
+``paged_decode_attention``; chapter 13, lab 13 part 2), in a module of their own: importing it
+imports triton, in the mode ``gpu_utils.runtime`` chose (the interpreter on the simulator), and
+a checker's process that receives a kernel imports it by this name."""
 
 from __future__ import annotations
 
-from .exercises._triton import triton_module
-
-triton = triton_module()  # sets TRITON_INTERPRET=1 on the simulator before triton loads
-import triton.language as tl  # noqa: E402 - after the mode is set
+import triton  # gpu_utils.runtime, imported with the package, chose the mode before this
+import triton.language as tl
 
 
 @triton.jit
