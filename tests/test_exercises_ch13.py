@@ -932,6 +932,30 @@ def _last_draft_left_out(a, k):
     return 1 + sum(a**i for i in range(1, k))
 
 
+# After the blind round (tests/heldout/lab13_serving_r1.py: 20 of 24 hints right, 1 false pass,
+# before any change), the evidence grew: an argument the answer ignores on every case, a known
+# mistake that gives every wrong value (special cases handled apart), a freed sequence that comes
+# back. Each is held here by an answer of our own of the same kind.
+
+
+def _budget_cache_ignores_kv_bytes(p, layers, kvh, hd, ctx, gib, usable=0.9, wb=2, kvb=2):
+    room = usable * gib * 2**30 - p * wb
+    return 0 if room <= 0 else int(room // (ctx * 2 * layers * kvh * hd))  # kvb left out
+
+
+def _spec_rejection_special_cased(a, k):
+    if k == 0:
+        return 1.0
+    if a == 0:
+        return float(k + 1)
+    return (1 - (1 - a) ** (k + 1)) / a  # 1 - a where a belongs
+
+
+class _KeepsTokensAfterFree(BlockAllocator):
+    def free(self, seq):
+        self.free_list.extend(self.tables.pop(seq))  # the token count stays behind
+
+
 class _DoubleFree(BlockAllocator):
     def free(self, seq):
         blocks = self.tables.pop(seq)
@@ -1011,7 +1035,10 @@ HELD = [
     ("serving_kv_budget", _budget_cache_bf16, "exactly those with int4 weights or an int8 cache"),
     ("serving_kv_budget", _memory_in_mib, "Hint: the room is usable x memory_gib x 2**30"),
     ("serving_speculative_tokens", _odd_tail, "Hint: a verification yields the drafted"),
-    ("serving_speculative_tokens", _last_draft_left_out, "Hint: a verification yields"),
+    ("serving_speculative_tokens", _last_draft_left_out, "your sum has k terms"),
+    ("serving_kv_budget", _budget_cache_ignores_kv_bytes, "does not depend on `kv_bytes` on"),
+    ("serving_speculative_tokens", _spec_rejection_special_cased, "rejection probability 1 - a"),
+    ("serving_paged_allocator", _KeepsTokensAfterFree, "your grow counted from"),
     ("serving_paged_allocator", _DoubleFree, "num_blocks minus the blocks the sequences hold"),
     ("serving_paged_allocator", _FullOneEarly, "raise CacheFull only when fewer blocks are free"),
     ("serving_schedule_step", _held_step("longest_victim"), "preempted the sequence that needed"),

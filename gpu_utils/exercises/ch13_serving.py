@@ -189,6 +189,9 @@ class Panel:
     passed_note: Callable[[list[float]], str] | None = None
     #: the hint for negative values where the answer is never negative
     negative: str = ""
+    #: features of cases an answer may handle apart (a = 1, k = 0): a variant that gives every
+    #: wrong value is named when only such cases are right
+    special: frozenset = frozenset()
 
 
 def _cap(text: str) -> str:
@@ -276,12 +279,84 @@ def _raised_verdict(panel: Panel, raised: dict) -> tuple[str, str]:
 
 def judge_panel(panel: Panel, function) -> CheckResult:
     """Call ``function`` on every case and compare with the oracle; when it is off, name the
-    cause from the evidence (a variant that reproduces every value, a constant factor or
-    offset, the feature the wrong cases share), or say which case is wrong and how."""
+    cause from the evidence (a variant that reproduces every wrong value, a constant factor or
+    offset, the feature the wrong cases share, an argument the answer ignores), or say which
+    case is wrong and how."""
     values, problem = _call_panel(panel, function)
     if problem is not None:
         return problem
-    return judge_values(panel, values)
+    ok, what, hint = _judge(panel, values)
+    if ok:
+        return passed(panel.eid, what)
+    if hint.endswith(_cap(panel.recipe)) or hint == panel.recipe:  # no formula named yet
+        ignored = _insensitive(panel, function, values)
+        if ignored:  # before what the wrong cases share, or the formula in words
+            hint = f"{ignored} {_cap(hint)}"
+    return failed(panel.eid, what, hint)
+
+
+def _argument_names(panel: Panel) -> list[str]:
+    """The parameter names of the panel's example signature, ``def f(a, b, c):``."""
+    inside = panel.example.partition("(")[2].partition(")")[0]
+    return [name.strip() for name in inside.split(",") if name.strip()]
+
+
+def _nudges(value) -> tuple:
+    """Two other valid values of an argument, one below and one above: for a share or a
+    probability (0 < v <= 1, not an integer) halfway to 0 and halfway to 1; for any other
+    positive number half and double (an integer stays one); () for anything else."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+        return ()
+    if value <= 1 and not isinstance(value, numbers.Integral):
+        return tuple(v for v in (value / 2, (1 + value) / 2) if v != value)
+    if isinstance(value, numbers.Integral):
+        return tuple(v for v in (int(value) // 2, int(value) * 2) if v > 0 and v != value)
+    return (value / 2, value * 2)
+
+
+def _insensitive(panel: Panel, function, values: list) -> str:
+    """A sentence naming the one argument the learner's value ignores everywhere while the
+    oracle's depends on it; "" when the evidence names none. Evidence: on every case, move one
+    argument at a time down and up; an argument is ignored when the learner's value moves on
+    no case at all, while the right answer moves on some. One case would not do: a wrong
+    maximum (or a value stuck at 0) hides an argument that the answer does use elsewhere."""
+    names = _argument_names(panel)
+    want = [float(panel.expected(c)) for c in panel.cases]
+    got = [_number(v) for v in values]
+    if any(g is None for g in got):
+        return ""
+    watch = _Watch(panel.oracle)
+    ignored = []
+    for position, name in enumerate(names[: len(panel.cases[0].args)]):
+        example, used = None, False
+        for i, case in enumerate(panel.cases):
+            for other in _nudges(case.args[position]):
+                args = (*case.args[:position], other, *case.args[position + 1 :])
+                try:
+                    right = float(panel.expected(replace(case, args=args)))
+                    moved = _number(_run(function, args, watch))
+                except (_Raised, ArithmeticError, ValueError, NotImplementedError):
+                    return ""
+                if moved is None or watch.called:
+                    return ""
+                if not _close(moved, got[i]):
+                    used = True
+                    break
+                if example is None and not _close(right, want[i]):
+                    example = (case, i, other, right)
+            if used:
+                break
+        if not used and example is not None:
+            ignored.append((position, name, example))
+    if len(ignored) != 1:
+        return ""
+    ((position, name, (case, i, other, right)),) = ignored
+    return (
+        f"your value does not depend on `{name}` on any case: on {case.label}, with {name} = "
+        f"{other:g} instead of {case.args[position]:g} the right answer goes from "
+        f"{_fmt(want[i], panel.unit)} to {_fmt(right, panel.unit)}, yours stays "
+        f"{_fmt(got[i], panel.unit)}."
+    )
 
 
 def judge_values(panel: Panel, values: list) -> CheckResult:
@@ -354,6 +429,16 @@ def _hint(panel: Panel, got: list[float], want: list[float], bad: list[int]) -> 
         n for n, values in candidates.items()
         if match_candidates(g, {n: values}, rtol=RTOL, atol=0.0) is not None
     ]  # fmt: skip
+    good = [i for i in range(len(got)) if i not in bad]
+    if (
+        not names and len(bad) >= 2 and all(panel.cases[i].features & panel.special for i in good)
+    ):  # a variant that gives every wrong value, the right ones being special cases (a = 1,
+        # k = 0) that an answer may handle apart
+        at = np.array(bad)
+        names = [
+            n for n, values in candidates.items()
+            if match_candidates(g[at], {n: values[at]}, rtol=RTOL, atol=0.0) is not None
+        ]  # fmt: skip
     if len(names) == 1:
         return panel.variants[names[0]][1]
     if names:  # these cases cannot tell the variants apart: say each
@@ -809,6 +894,12 @@ SPECULATIVE = Panel(
             "your sum has k terms; it has k + 1: the target's own token (a^0 = 1) and the k "
             "drafts, a^1 ... a^k.",
         ),
+        "rejection_for_acceptance": (
+            lambda c: _geometric(1 - c.args[0], c.args[1] + 1),
+            "your values are the sum for the rejection probability 1 - a: the i-th draft "
+            "survives with probability a^i, a the acceptance (so a high acceptance gives many "
+            "tokens): 1 + a + a^2 + ... + a^k.",
+        ),
         "independent": (
             lambda c: 1 + c.args[0] * c.args[1],
             "you counted each draft accepted with probability a on its own (1 + k a); a draft "
@@ -849,6 +940,7 @@ SPECULATIVE = Panel(
         ),
     },
     passed_note=_monte_carlo_note,
+    special=frozenset({"one", "zero", "no_draft"}),
 )
 
 
@@ -864,7 +956,8 @@ ALLOCATOR_EXAMPLE = "class BlockAllocator: def __init__(self, num_blocks, block_
 
 #: Scenarios: (num_blocks, block_size, operations). An operation is ("grow", seq, tokens),
 #: ("free", seq) or ("blocks_for", tokens); after each one the checker compares the free blocks
-#: and the tables with gu.inference.PagedAllocator's.
+#: and the tables with gu.inference.PagedAllocator's. A freed sequence comes back under its
+#: name (a preempted one is prefilled again): it starts from 0 tokens.
 SCENARIOS = (
     (8, 16, [("blocks_for", 0), ("blocks_for", 16), ("blocks_for", 17),
              ("grow", "a", 0), ("grow", "b", 33), ("grow", "a", 5), ("grow", "a", 20),
@@ -874,7 +967,7 @@ SCENARIOS = (
             ("grow", "y", 1), ("free", "x"), ("grow", "y", 2)]),
     (5, 3, [("blocks_for", 3), ("blocks_for", 4), ("grow", "a", 3), ("grow", "a", 1),
             ("grow", "b", 7), ("grow", "b", 2), ("grow", "b", 1), ("free", "a"),
-            ("grow", "b", 1), ("grow", "d", 3)]),
+            ("grow", "b", 1), ("grow", "d", 3), ("free", "d"), ("grow", "a", 2)]),
     (7, 5, [("grow", 1, 12), ("grow", 2, 13), ("grow", 3, 4), ("free", 2), ("grow", 1, 3),
             ("grow", 4, 11), ("grow", 3, 2), ("free", 1), ("free", 3), ("free", 4)]),
     (2, 2, [("blocks_for", 5), ("grow", "s", 3), ("grow", "s", 1), ("grow", "s", 1),
@@ -986,6 +1079,7 @@ def _replay(cls, scenario, watch: _Watch, history: list) -> None:
         ) from None
     oracle = inference.PagedAllocator(num_blocks, size)
     done: list[str] = []
+    freed: dict = {}  # tokens a sequence held when it was last freed
 
     def off(what: str, hint: str):
         steps = f" after {', '.join(done[-4:])}" if done else ""
@@ -1025,6 +1119,7 @@ def _replay(cls, scenario, watch: _Watch, history: list) -> None:
                     f"free({op[1]!r}) raised {error.text()}.",
                     "free(seq) gives back every block of seq and forgets it.",
                 ) from None
+            freed[op[1]] = oracle._tokens.get(op[1], 0)
             oracle.free(op[1])
         else:
             seq, tokens = op[1], op[2]
@@ -1074,6 +1169,18 @@ def _replay(cls, scenario, watch: _Watch, history: list) -> None:
                     )
                 if len(blocks) != len(want):
                     hint = _count_hint(held, tokens, size, len(blocks), history)
+                    old = freed.get(seq, 0)
+                    if (
+                        seq not in table
+                        and old
+                        and len(blocks) == (-(-(old + tokens) // size) + (old // -size))
+                    ):  # the count of a sequence that still holds its old tokens
+                        hint = (
+                            f"{seq!r} was freed while it held {old} tokens, and your grow "
+                            f"counted from {old}, not from 0: free must forget the sequence "
+                            "(its blocks and its tokens), so that one that comes back (a "
+                            "preempted sequence, prefilled again) starts empty."
+                        )
                     mine = _tables(learner, oracle, watch).get(seq)
                     whole = table and _ids(mine, num_blocks) == blocks  # held blocks before
                     if len(blocks) > len(want) and whole:
