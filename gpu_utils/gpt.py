@@ -378,15 +378,35 @@ class LlamaAttention(nn.Module):
         self.register_buffer("cos", angles.cos()[:, None, :], persistent=False)
         self.register_buffer("sin", angles.sin()[:, None, :], persistent=False)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        keys: torch.Tensor | None = None,
+        values: torch.Tensor | None = None,
+        start: int = 0,
+    ) -> torch.Tensor:
+        """Attention of the tokens ``x`` (batch, seq, h). With a KV cache (chapter 13's
+        ``gu.inference.forward_cached``): ``keys`` and ``values`` (batch, length, n_kv_heads,
+        d_head) hold the sequence's first ``start`` positions; the new tokens' keys and values
+        are written after them, and each new query attends to every cached position up to its
+        own (position ``start + i``)."""
         b, s, h = x.shape
         c = self.config
-        cos, sin = self.cos[:s].to(x.dtype), self.sin[:s].to(x.dtype)
+        cos, sin = self.cos[start : start + s].to(x.dtype), self.sin[start : start + s].to(x.dtype)
         q = _rope(self.wq(x).view(b, s, c.n_heads, c.head_dim), cos, sin)
         k = _rope(self.wk(x).view(b, s, c.n_kv_heads, c.head_dim), cos, sin)
         v = self.wv(x).view(b, s, c.n_kv_heads, c.head_dim)
+        mask, causal = None, True
+        if keys is not None:
+            end = start + s
+            keys[:, start:end], values[:, start:end] = k, v
+            k, v, causal = keys[:, :end], values[:, :end], False
+            if s > 1:  # query i (position start + i) sees keys 0 .. start + i
+                mask = torch.ones(s, end, dtype=torch.bool, device=x.device).tril(diagonal=start)
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        y = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, is_causal=causal, enable_gqa=True
+        )
         return self.wo(y.transpose(1, 2).reshape(b, s, h))
 
 

@@ -280,31 +280,6 @@ class KVCache:
         return sum(t.numel() * t.element_size() for t in self.keys + self.values)
 
 
-def _attend(attention, x, keys, values, start: int):
-    """One layer's attention for the new tokens ``x`` at positions ``start`` onwards: their keys
-    and values go into the cache, their queries attend to every cached position up to their own
-    (the same projections, RoPE and causal rule as ``gu.gpt.LlamaAttention``)."""
-    import torch
-    import torch.nn.functional as F
-
-    from .gpt import _rope
-
-    b, s, h = x.shape
-    c = attention.config
-    end = start + s
-    cos, sin = attention.cos[start:end].to(x.dtype), attention.sin[start:end].to(x.dtype)
-    q = _rope(attention.wq(x).view(b, s, c.n_heads, c.head_dim), cos, sin)
-    keys[:, start:end] = _rope(attention.wk(x).view(b, s, c.n_kv_heads, c.head_dim), cos, sin)
-    values[:, start:end] = attention.wv(x).view(b, s, c.n_kv_heads, c.head_dim)
-    k, v = keys[:, :end].transpose(1, 2), values[:, :end].transpose(1, 2)
-    # query i (position start + i) sees keys 0 .. start + i
-    mask = None
-    if s > 1:
-        mask = torch.ones(s, end, dtype=torch.bool, device=x.device).tril(diagonal=start)
-    y = F.scaled_dot_product_attention(q.transpose(1, 2), k, v, attn_mask=mask, enable_gqa=True)
-    return attention.wo(y.transpose(1, 2).reshape(b, s, h))
-
-
 def forward_cached(model, idx, cache: KVCache, start: int):
     """Logits for the tokens ``idx`` (batch, new tokens) of a ``gu.gpt.Llama`` that continue
     sequences whose first ``start`` tokens are in ``cache``: a prefill when ``start`` is 0 and
@@ -317,7 +292,7 @@ def forward_cached(model, idx, cache: KVCache, start: int):
         )
     x = model.tok_embeddings(idx)
     for layer, keys, values in zip(model.layers, cache.keys, cache.values, strict=True):
-        x = x + _attend(layer.attention, layer.attention_norm(x), keys, values, start)
+        x = x + layer.attention(layer.attention_norm(x), keys, values, start)
         x = x + layer.feed_forward(layer.ffn_norm(x))
     return model.output(model.norm(x))
 
