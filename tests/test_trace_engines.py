@@ -316,3 +316,18 @@ if __name__ == "__main__":
     for path in sys.argv[1:]:
         print(path, _notebook_traces(str(here / path)))
         os.chdir(here)
+
+
+@cuda.jit
+def add_everywhere(out):
+    x, y, z = cuda.grid(3)
+    out[0] += x + y + z  # every thread of every block: a race across blocks
+
+
+@pytest.mark.parametrize("grid", [(2, 2), (2, 2, 2), (3, 1, 2)])
+def test_races_across_blocks_of_a_multidimensional_grid_name_the_same_blocks(grid):
+    """numba's simulator runs blocks with x slowest (np.ndindex), the course engine x fastest:
+    the trace hands blocks to the race check in numba's order, so the same pair is named (the
+    fixture compares the reports)."""
+    report = gu.trace.analyze(add_everywhere, grid, (2, 1, 1), np.zeros(1, np.float32))
+    assert {race.across_blocks for race in report.races} == {False, True}

@@ -88,6 +88,8 @@ class TraceObserver(Observer):
         self.module = None
         self.index_of: dict[int, int] = {}
         self.kernel_code = None
+        self.pending: list | None = None  # blocks held back to be handed on in numba's order
+        self.previous_trace = None
 
     # --- the launch ----------------------------------------------------------------------------
     def start(self, launch) -> None:
@@ -95,6 +97,11 @@ class TraceObserver(Observer):
         self.module = launch.module
         self.index_of = {id(t): k for k, t in enumerate(launch.thread_ids)}
         self.kernel_code = launch.kernel.__code__
+        self.previous_trace = sys.gettrace()
+        _, gy, gz = launch.grid_dim
+        # numba's simulator runs blocks in np.ndindex order (x slowest), this engine x fastest;
+        # the race check compares each block with the earlier ones, so hand them on in numba's
+        self.pending = [] if gy > 1 or gz > 1 else None
         launch.args = tuple(self._wrap_arguments(launch.args))
         module = launch.module
         module.atomic = _TracingAtomic(self)
@@ -136,8 +143,18 @@ class TraceObserver(Observer):
 
     def end_block(self, launch) -> None:
         if self.trace_code is not None:
-            sys.settrace(None)
-        self.on_block(tuple(launch.module.blockIdx), self.threads)
+            sys.settrace(self.previous_trace)
+        if self.pending is not None:
+            self.pending.append((tuple(launch.module.blockIdx), self.threads))
+        else:
+            self.on_block(tuple(launch.module.blockIdx), self.threads)
+
+    def finish(self) -> None:
+        """Hand on the blocks held back, in numba's order (``np.ndindex`` of the grid)."""
+        if self.pending:
+            for block, threads in sorted(self.pending, key=lambda item: item[0]):
+                self.on_block(block, threads)
+            self.pending = []
 
     def _current(self) -> TracedThread:
         return self.threads[self.index_of[id(self.launch.module.threadIdx)]]
@@ -322,6 +339,7 @@ def run(
         launch.run()
     finally:
         sys.settrace(previous)
+    observer.finish()
     return function, tuple(grid_dim), tuple(block_dim)
 
 
