@@ -205,3 +205,42 @@ def test_a_kernel_check_whose_worker_hung_runs_once_more(monkeypatch):
     monkeypatch.setattr(_isolation, "_reply", lambda *args: next(replies))
     result = _isolation.run_isolated("k", "kernel", b"", "simulator", 1.0)
     assert result.passed and len(started) == 2
+
+
+def _fake_gpu_check(monkeypatch, gpu_message, passed=True):
+    """gu.exercises.check of a kernel in GPU mode, with both checker processes faked: the
+    simulator's passes, the GPU's says ``gpu_message``."""
+    import gpu_utils.exercises as ex
+    from gpu_utils import runtime
+    from gpu_utils.exercises._registry import CheckResult
+
+    replies = {
+        "simulator": CheckResult(True, "k: passed. Correct on 3 launches.", "k"),
+        "gpu": CheckResult(passed, gpu_message, "k"),
+    }
+    exercise = type("E", (), {"id": "k", "kind": "kernel", "time_limit": 5.0})()
+    monkeypatch.setattr(ex, "get", lambda exercise_id: exercise)
+    monkeypatch.setattr(ex, "is_stub", lambda answer: False)
+    monkeypatch.setattr(ex, "_prepare", lambda exercise, answer: (b"", None))
+    monkeypatch.setattr(ex, "sources", lambda answer: {})
+    monkeypatch.setattr(ex, "run_isolated", lambda eid, kind, p, mode, *a: replies[mode])
+    monkeypatch.setattr(runtime, "mode", "gpu")
+    return ex.check("k", object())
+
+
+def test_what_a_passing_gpu_run_adds_is_shown_and_a_repeat_is_not(monkeypatch):
+    added = "k: passed. Correct on 3 launches. 2,950 GB/s: 91% of this GPU's copy."
+    result = _fake_gpu_check(monkeypatch, added)
+    assert result.passed
+    assert result.message.endswith(
+        "On the GPU: Correct on 3 launches. 2,950 GB/s: 91% of this GPU's copy."
+    )
+    assert _fake_gpu_check(monkeypatch, "k: passed. Correct on 3 launches.").message == (
+        "k: passed. Correct on 3 launches."
+    )
+
+
+def test_a_failing_gpu_run_turns_the_verdict(monkeypatch):
+    result = _fake_gpu_check(monkeypatch, "k: not yet. 310 GB/s, 10% of the copy.", passed=False)
+    assert not result.passed
+    assert "Correct on the simulator, but on the GPU: 310 GB/s" in result.message

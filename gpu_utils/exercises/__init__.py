@@ -142,6 +142,8 @@ def check(exercise_id: str, answer: object, *, timeout: float | None = None) -> 
         print(result.output, end="")
     if result.passed and exercise.kind == "kernel" and runtime.mode == "gpu":
         on_gpu = run_isolated(exercise_id, exercise.kind, payload, "gpu", backstop, cell, timeout)
+        if on_gpu.output:
+            print(on_gpu.output, end="")
         if not on_gpu.passed:
             text = on_gpu.message.replace(f"{exercise_id}: not yet.", "", 1).strip()
             result = CheckResult(
@@ -150,6 +152,15 @@ def check(exercise_id: str, answer: object, *, timeout: float | None = None) -> 
                 exercise_id,
                 output=result.output + on_gpu.output,
             )
+        else:  # what the GPU run adds (a bandwidth measured, for instance) is shown too
+            text = on_gpu.message.replace(f"{exercise_id}: passed.", "", 1).strip()
+            if text and text not in result.message:
+                result = CheckResult(
+                    True,
+                    f"{result.message}\nOn the GPU: {text}",
+                    exercise_id,
+                    output=result.output + on_gpu.output,
+                )
     return result
 
 
