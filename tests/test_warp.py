@@ -286,9 +286,10 @@ def index_error_before_shuffle(x, out):
 
 
 @pytest.mark.parametrize("traced", [False, True])
-def test_a_lane_that_raises_is_reported_and_the_others_stop(traced, launch):
-    if traced and launch.engine == "course":
-        pytest.skip("gu.trace runs on numba-cuda's simulator only (issue 29)")
+def test_a_lane_that_raises_is_reported_and_the_others_stop(traced, launch, monkeypatch):
+    from gpu_utils import _trace_run
+
+    monkeypatch.setattr(_trace_run, "forced_engine", launch.engine)  # gu.trace on that engine
     x = np.arange(64, dtype=np.float32)
     args = (x, np.zeros(64, np.float32))
     # numba's simulator names the thread tid=[5, 0, 0]; the course's engine "thread (5, 0, 0)"
