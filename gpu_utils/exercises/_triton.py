@@ -709,6 +709,16 @@ def _cause(error: BaseException) -> BaseException:
     return error
 
 
+def _learner_locals(error: BaseException, filename: str) -> dict:
+    """The local variables of the learner's innermost frame in the traceback ({} if none)."""
+    found, traceback = {}, error.__traceback__
+    while traceback is not None:
+        if traceback.tb_frame.f_code.co_filename == filename:
+            found = traceback.tb_frame.f_locals
+        traceback = traceback.tb_next
+    return dict(found)
+
+
 def _learner_frame(error: BaseException, filename: str) -> tuple[int | None, str]:
     line, traceback = None, error.__traceback__
     while traceback is not None:
@@ -721,6 +731,112 @@ def _learner_frame(error: BaseException, filename: str) -> tuple[int | None, str
 _NOT_DEFINED = re.compile(r"name '(\w+)' is not defined")
 _NO_ATTRIBUTE = re.compile(r"has no attribute '(\w+)'")
 _INTERNAL = re.compile(r"(/[^\s'\"]*site-packages/[^\s'\"]*|<[^>]*object at 0x[0-9a-f]+>)")
+
+
+_SAME_DTYPE = re.compile(r"must be same dtype\. Got (\w+) and (\w+)")
+_INCOMPATIBLE = re.compile(r"incompatible dimensions at index (\d+): (\d+) and (\d+)")
+_DTYPE_WORDS = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}
+
+
+def _call_arguments(source: str, call: str) -> list[str]:
+    """The top-level argument texts of the first ``call(`` on a source line ([] if none)."""
+    start = source.find(call + "(")
+    if start < 0:
+        return []
+    depth, parts, current = 0, [], ""
+    for char in source[start + len(call) + 1 :]:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    if current.strip():
+        parts.append(current.strip())
+    return [part for part in parts if "=" not in part.split("(")[0]]
+
+
+def _blocks_on_line(source: str, frame_locals: dict) -> list[tuple[str, tuple, str]]:
+    """(name, shape, dtype) of each block variable the line names, from the learner's frame."""
+    seen, found = set(), []
+    for name in re.findall(r"(?<![\w.])([A-Za-z_]\w*)", source):
+        value = frame_locals.get(name)
+        shape = getattr(value, "shape", None)
+        if name in seen or shape is None or not hasattr(value, "dtype"):
+            continue
+        seen.add(name)
+        try:
+            shape = tuple(int(getattr(d, "value", d)) for d in shape)
+        except (TypeError, ValueError):
+            continue
+        found.append((name, shape, str(getattr(value, "dtype", ""))))
+    return found
+
+
+def _constexpr_names(value: int, frame_locals: dict) -> list[str]:
+    return [
+        name
+        for name, v in frame_locals.items()
+        if name.isupper()
+        and type(getattr(v, "value", v)) is int
+        and getattr(v, "value", v) == value
+    ]
+
+
+def operand_problem(message: str, source: str, frame_locals: dict | None = None) -> str | None:
+    """A hint from the text of Triton's operand errors (both the interpreter's and the
+    compiler's): two ``tl.dot`` operands of different dtypes, or two blocks whose shapes do not
+    broadcast. It names the operands on the line and what they are, or None for other errors."""
+    frame_locals = frame_locals or {}
+    dtypes = _SAME_DTYPE.search(message)
+    if dtypes:
+        first, second = (_DTYPE_WORDS.get(d, d) for d in dtypes.groups())
+        operands = _call_arguments(source, "tl.dot")[:2]
+        if len(operands) == 2:
+            said = f"`{operands[0]}` is {first} and `{operands[1]}` is {second}"
+        else:
+            said = f"one operand is {first}, the other {second}"
+        wide = (
+            f"`{operands[[first, second].index('float32')]}.to(tl.float16)`"
+            if len(operands) == 2 and "float32" in (first, second)
+            else "`p.to(tl.float16)`"
+        )
+        return (
+            f"`tl.dot` needs both operands in one dtype, and here {said}. The inputs are float16; "
+            "a block becomes float32 when it is combined with a float32 value (`tl.exp`, a "
+            "float32 accumulator or scale, a run-time float argument). Cast it back to float16 "
+            f"before the dot, e.g. {wide}, or apply the float32 factor to the "
+            "dot's result instead of an operand (the dot still accumulates in float32)."
+        )
+    shapes = _INCOMPATIBLE.search(message)
+    if shapes:
+        axis, left, right = (int(g) for g in shapes.groups())
+        blocks = _blocks_on_line(source, frame_locals)
+        named = "; ".join(
+            f"`{n}` has shape ({', '.join(map(str, shape))}{',' if len(shape) == 1 else ''})"
+            for n, shape, _ in blocks
+        )
+
+        def size(v: int) -> str:
+            names = _constexpr_names(v, frame_locals)
+            return f"{v} ({' = '.join(names)})" if names else str(v)
+
+        text = (
+            f"two blocks on this line do not fit together: along axis {axis} one has "
+            f"{size(left)} entries and the other {size(right)}"
+            + (f" ({named})" if named else "")
+            + ". Triton lines shapes up from the last axis, so a 1-D block of one value per "
+            "row, combined with a 2-D (rows, columns) block, is taken as a row across the "
+            "columns. Make it a column with `[:, None]` (e.g. `x - m[:, None]`), and a "
+            "per-column vector a row with `[None, :]`."
+        )
+        return text
+    return None
 
 
 def explain(error: BaseException, filename: str) -> LaunchError:
@@ -847,10 +963,12 @@ def explain(error: BaseException, filename: str) -> LaunchError:
             **common,
         )
     text = f"Your kernel raised {exc_type} at {where}" + (f": {message}" if message else ".")
+    operands = operand_problem(message, source, _learner_locals(cause, filename))
     return LaunchError(
         "other",
         text,
-        f"fix the cause of this {exc_type}" + (f" on line {line}" if line else "") + ".",
+        operands
+        or f"fix the cause of this {exc_type}" + (f" on line {line}" if line else "") + ".",
         **common,
     )
 
@@ -947,6 +1065,13 @@ def _compile_failure(function, outcome) -> tuple[str, str] | None:
     reason = [part for part in message.strip().splitlines() if part.strip()]
     reason = _INTERNAL.sub("...", reason[-1]) if reason else kind
     where = f"line {line}: `{source}`" if line else "one line of your kernel"
+    operands = operand_problem(message, source)
+    if operands:
+        return (
+            "Correct in the interpreter, but Triton's compiler rejects it for a GPU at "
+            f"{where} ({reason}).",
+            operands,
+        )
     return (
         "Correct in the interpreter, but Triton's compiler rejects it for a GPU at "
         f"{where} ({reason}).",

@@ -69,10 +69,26 @@ def _nonfinite(mismatch: Mismatch) -> bool:
     return bool(bad.any())
 
 
+def _small_error(mismatch: Mismatch) -> float | None:
+    """The largest relative error of the wrong elements when it lies in 1e-4..1e-2 (the size
+    of float16 rounding) and every wrong element is finite and written; else None."""
+    bad = mismatch.wrong
+    if not bad.any() or mismatch.unwritten.any():
+        return None
+    got, want = mismatch.got[bad].astype(np.float64), mismatch.expected[bad].astype(np.float64)
+    if not (np.isfinite(got).all() and np.isfinite(want).all()):
+        return None
+    with np.errstate(all="ignore"):
+        relative = np.abs(got - want) / np.maximum(np.abs(want), 1e-30)
+    top = float(relative.max())
+    return top if 1e-4 <= top <= 1e-2 else None
+
+
 def _relation(case: TritonCase, mismatch: Mismatch) -> str:
     """A sentence on how the wrong values relate to the right ones, when ``_evidence`` finds a
     relation that says something (a factor, an offset, a shift, another row's values); ""
-    otherwise."""
+    otherwise. A factor that reads as 1 or an offset that reads as 0 says nothing: a small
+    relative error is reported as the size of float16 rounding instead."""
     relation = ev.find_relation(
         mismatch.got,
         mismatch.expected,
@@ -80,6 +96,19 @@ def _relation(case: TritonCase, mismatch: Mismatch) -> str:
         atol=case.atol,
         poisoned=mismatch.unwritten,
     )
+    small = _small_error(mismatch)
+    trivial = relation is not None and (
+        (relation.kind == "constant_factor" and f"{relation.value:.4g}" == "1")
+        or (relation.kind == "offset" and f"{relation.value:.4g}" in ("0", "-0"))
+    )
+    if small is not None and (relation is None or trivial):
+        return (
+            f" Observed: the wrong values differ from the right ones by at most {small:.1e} "
+            "relative, the size of float16 rounding (about 3 decimal digits): some quantity "
+            "is computed or accumulated in float16; keep it in float32."
+        )
+    if trivial:
+        return ""
     if relation is None or relation.kind in ("unwritten", "nonfinite", "candidate"):
         return ""
     where = " (on the wrong elements)" if relation.subset else ""
@@ -1966,6 +1995,9 @@ def _cross_entropy_np(h, w, target, block, mistake=""):
             m = m_new
         lse = added if mistake == "lse_added" else (0.0 if mistake == "no_max" else m) + np.log(s)
     picked = logits[np.arange(rows), target][:, None]
+    if mistake == "fp16_target":  # the target's logit as tl.sum(h * w[target]) in float16
+        product = h.astype(np.float16) * w[target].astype(np.float16)
+        picked = product.sum(axis=1, dtype=np.float16).astype(np.float64)[:, None]
     if mistake == "no_target":
         picked = np.zeros((rows, 1))
     if mistake == "local_target":  # the block's own column j compared with the target
@@ -2263,8 +2295,20 @@ def _cross_entropy_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
         pattern = _cross_entropy_np(h, w, target, block, mistake)
         if np.isfinite(pattern).any() and _close(got, pattern, **near):
             return text
-    rounded = {"fp16": _cross_entropy_np(h, w, target, block, "fp16_logits")}
-    if ev.nearest_candidate(got, mismatch.expected, rounded):
+    rounded = {
+        "fp16": _cross_entropy_np(h, w, target, block, "fp16_logits"),
+        "fp16_target": _cross_entropy_np(h, w, target, block, "fp16_target"),
+    }
+    nearest = ev.nearest_candidate(got, mismatch.expected, rounded)
+    if nearest == "fp16_target":
+        return (
+            "your loss is off by the rounding of the target's logit computed in float16 (the "
+            "product h * w[target] and its sum over HIDDEN: float16 keeps about 3 decimal "
+            "digits; near 100 its values are 0.0625 apart): compute it in float32, from the "
+            "float32 logits of `tl.dot` (where the column equals the target) or with "
+            "`.to(tl.float32)` before the product."
+        )
+    if nearest:
         return (
             "your loss is what logits rounded to float16 give: keep the logits and the "
             "running statistics in float32 (`tl.dot` accumulates in float32; do not cast "

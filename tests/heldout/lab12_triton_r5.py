@@ -509,7 +509,12 @@ ANSWERS += [
         name="attention_kT_tile_prescaled_q",
         exercise_id="triton_flash_attention",
         half="held2",
-        correct=True,
+        correct=False,
+        cause=(
+            "Relabelled wrong after the blind pass (the lab now says q, k, v are float16): q * "
+            "sm_scale is float32 (sm_scale is a run-time float), so tl.dot(q, kT) mixes float32 "
+            "with float16 k and the GPU's compiler refuses it (the interpreter accepts it)."
+        ),
         source=_HEAD
         + _ATT_SIG
         + """
@@ -815,7 +820,13 @@ ANSWERS += [
         name="cross_entropy_gather_target_row",
         exercise_id="triton_cross_entropy",
         half="held2",
-        correct=True,
+        correct=False,
+        cause=(
+            "Relabelled wrong after the blind pass (the lab now says h and w are float16): the "
+            "target logit tl.sum(h * w_t, axis=1) multiplies and sums in float16, so it is off "
+            "by float16 rounding (a small relative error) on some rows; tl.dot or a float32 "
+            "cast before the product keeps it exact enough."
+        ),
         source=_HEAD
         + _CE_SIG
         + """

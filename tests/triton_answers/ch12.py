@@ -1554,3 +1554,67 @@ ANSWERS["triton_cross_entropy"] += [
         ),
     ),
 ]
+
+# Operand errors named from the error's text and the learner's frame (issue 30, round 5): two
+# `tl.dot` operands of different dtypes (in the interpreter, or only in the compiler), a 1-D
+# block of one value per row taken as a row, and the target's logit computed in float16.
+ANSWERS["triton_flash_attention"] += [
+    wrong(
+        "p_not_cast_before_dot",
+        "formula",
+        ("`p` is float32 and `v` is float16", "`p.to(tl.float16)`"),
+        edit(ATTENTION, ("tl.dot(p.to(tl.float16), v)", "tl.dot(p, v)")),
+    ),
+    wrong(
+        "q_scaled_before_dot",
+        "formula",
+        ("rejects it for a GPU", "`q` is float32 and", "`q.to(tl.float16)`"),
+        edit(
+            ATTENTION,
+            (
+                "    m_i = tl.full(",
+                "    q = q * sm_scale\n    m_i = tl.full(",
+            ),
+            ("s = tl.dot(q, tl.trans(k)) * sm_scale", "s = tl.dot(q, tl.trans(k))"),
+        ),
+    ),
+]
+ANSWERS["triton_cross_entropy"] += [
+    wrong(
+        "max_subtracted_as_a_row",
+        "formula",
+        ("64 (BLOCK_V)", "16 (BLOCK_M)", "`m_new` has shape (16,)", "`[:, None]`"),
+        edit(
+            CROSS_ENTROPY,
+            ("tl.exp(logits - m_new[:, None])", "tl.exp(logits - m_new)"),
+        ),
+    ),
+    wrong(
+        "target_compared_as_a_row",
+        "formula",
+        ("64 (BLOCK_V)", "16 (BLOCK_M)", "`target` has shape (16,)", "`[:, None]`"),
+        edit(
+            CROSS_ENTROPY,
+            ("cols[None, :] == target[:, None]", "cols[None, :] == target[None, :]"),
+        ),
+    ),
+    wrong(
+        "target_logit_in_float16",
+        "numerics",
+        ("target's logit computed in float16", "float32"),
+        edit(
+            CROSS_ENTROPY,
+            (
+                "    m = tl.full(",
+                "    w_t = tl.load(w_ptr + target[:, None] * stride_w + dims[None, :], "
+                "mask=row_ok[:, None], other=0.0)\n"
+                "    picked = tl.sum(h * w_t, axis=1)\n    m = tl.full(",
+            ),
+            ("    picked = tl.zeros((BLOCK_M,), dtype=tl.float32)\n", ""),
+            (
+                "        picked += tl.sum(tl.where(cols[None, :] == target[:, None], logits, 0.0), axis=1)\n",
+                "",
+            ),
+        ),
+    ),
+]
