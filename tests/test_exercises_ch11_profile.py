@@ -38,7 +38,15 @@ def _inside(event, words):
     return False
 
 
-def make_diagnose(skip=(), all_items=False, small_below=8, fp32_rule="dtype", any_loader=False):
+def make_diagnose(
+    skip=(),
+    all_items=False,
+    small_below=8,
+    fp32_rule="dtype",
+    any_loader=False,
+    reads_needed=None,
+    any_stack=False,
+):
     """The reference diagnosis, with one rule left out or written wrong when asked."""
 
     def diagnose(prof):
@@ -50,12 +58,14 @@ def make_diagnose(skip=(), all_items=False, small_below=8, fp32_rule="dtype", an
             found.add("loader")
         elif any_loader and any("DataLoader" in e.name for e in events):
             found.add("loader")  # wrong: a DataLoader with workers tokenises nothing here
+        elif any_stack and count["aten::stack"]:
+            found.add("loader")  # wrong: torch.stack(losses) records one too
         items = [
             e
             for e in events
             if e.name == "aten::item" and (all_items or not _inside(e, "Optimizer.step"))
         ]
-        if len(items) >= steps:
+        if len(items) >= (steps if reads_needed is None else reads_needed(steps)):
             found.add("host_sync")
         if fp32_rule == "dtype":
             if any(e.name == "aten::addmm" and "float" in e.input_dtypes for e in events):
@@ -193,6 +203,14 @@ DIAGNOSE_MISTAKES = {
     ),
     "misses_recomputation": (make_diagnose(skip={"recompute"}), [PRESENT["recompute"]]),
     "misses_the_host_sync": (make_diagnose(skip={"host_sync"}), [PRESENT["host_sync"]]),
+    # issue 30 (lab11_profile_r3): the second script reads its loss exactly once per step and
+    # nothing else reads; the third, sound, stacks its losses and feeds a 2-worker DataLoader
+    "more_reads_than_steps": (
+        make_diagnose(reads_needed=lambda steps: steps + 1),
+        [PRESENT["host_sync"]],
+    ),
+    "any_read_is_a_sync": (make_diagnose(reads_needed=lambda steps: 1), [ABSENT["host_sync"]]),
+    "any_stack_taken_for_collation": (make_diagnose(any_stack=True), [ABSENT["loader"]]),
     "names_everything": (
         lambda prof: set(capstone_profile.KINDS),
         [ABSENT["host_sync"], ABSENT["small_batch"], ABSENT["optimizer_loop"]],
@@ -253,6 +271,9 @@ def make_train(
     model_fields=None,
     params="all",
     seeds=None,
+    encode_every_step=False,
+    targets="next",
+    shared=None,
 ):
     """The reference fix, with one thing changed (or left unfixed) when asked."""
     make_optimizer = {
@@ -267,6 +288,11 @@ def make_train(
 
     def train(text, steps):
         device = capstone_profile.device()
+        if shared is not None and not shared:  # built once, outside train(), then reused
+            shared.append(capstone_profile.build_model().to(device))
+            shared.append(
+                torch.optim.AdamW(shared[0].parameters(), lr=lr, weight_decay=0.01, foreach=True)
+            )
         if model_fields is None:
             model = capstone_profile.build_model().to(device)
         else:  # another shape than the script's model
@@ -276,6 +302,8 @@ def make_train(
         optimizer = make_optimizer(
             model.parameters() if params == "all" else model.blocks.parameters()
         )
+        if shared is not None:
+            model, optimizer = shared
         if loader == "slow":
             batches = iter(
                 torch.utils.data.DataLoader(
@@ -297,7 +325,13 @@ def make_train(
                     data, batch, capstone_profile.SEQ_LEN, torch.Generator().manual_seed(seed)
                 )
             else:
+                if encode_every_step and losses:
+                    data = T.encode(text)
                 x, y = T.get_batch(data, batch, capstone_profile.SEQ_LEN, generator)
+            if targets == "previous":  # the window shifted the wrong way
+                y = torch.cat([x[:, :1], x[:, :-1]], dim=1)
+            elif targets == "inputs":
+                y = x.clone()
             x, y = x.to(device), y.to(device)
             with torch.autocast(
                 device.type, dtype=autocast or torch.float32, enabled=autocast is not None
@@ -318,12 +352,22 @@ def make_train(
             elif sync == "print":
                 print(loss)
                 losses.append(loss.detach())
+            elif sync == "print_every_5":
+                if len(losses) % 5 == 0:
+                    print(f"step {len(losses)}: loss {loss:.3f}")
+                losses.append(loss.detach())
+            elif sync == "if_every_10":
+                if len(losses) % 10 == 0 and loss > 100:
+                    print("diverged")
+                losses.append(loss.detach())
             elif sync == "to_cpu":
                 losses.append(loss.detach().to("cpu"))
             elif sync == "copy":
                 losses.append(torch.empty((), device="cpu").copy_(loss.detach()))
             else:
                 losses.append(loss.detach())
+        if sync == "after":  # each loss read back one by one, after the loop
+            losses = [v.item() for v in losses]
         if evaluate:  # one evaluation after training, without grad
             with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16):
                 model(x, y)
@@ -335,7 +379,8 @@ def make_train(
 
 
 def train_fused_window_loader(text, steps):
-    """A DataLoader over pre-tokenised windows, the fused AdamW, a log line every 10 steps."""
+    """A DataLoader over pre-tokenised windows, the fused AdamW, a log line for every 10th step
+    printed after the loop (a log line inside it reads the loss: issue 30 rejects that)."""
     model = capstone_profile.build_model()
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, fused=True
@@ -347,15 +392,16 @@ def train_fused_window_loader(text, steps):
         generator=torch.Generator().manual_seed(1),
     )
     losses = []
-    for i, (x, y) in zip(range(steps), loader, strict=False):
+    for _, (x, y) in zip(range(steps), loader, strict=False):
         with torch.autocast("cpu", dtype=torch.bfloat16):
             loss = model(x, y)[1]
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         losses.append(loss.detach())
+    for i, loss in enumerate(torch.stack(losses).tolist()):  # one read, after the loop
         if i % 10 == 0:
-            print(f"step {i}: {loss.item():.3f}")  # one sync every 10 steps
+            print(f"step {i}: {loss:.3f}")
     return torch.stack(losses)
 
 
@@ -483,6 +529,7 @@ def test_fix_evidence_from_gradients_models_and_batches():
         train_accumulated,
         make_train(evaluate=True),
         train_zeroed_in_place_first,
+        make_train(sync="after"),
     ],
     ids=[
         "reference",
@@ -490,6 +537,7 @@ def test_fix_evidence_from_gradients_models_and_batches():
         "accumulated",
         "evaluated_under_no_grad",
         "zeroed_in_place_first",
+        "losses_read_after_the_loop",
     ],
 )
 def test_correct_fixes_pass(answer):
@@ -517,6 +565,10 @@ FIX_HINTS = {
     "model": "Your optimizer trains a different model from the script's",
     "part": "Your model is the script's (34,688 parameters), but your optimizer updates",
     "repeated": "The windows your model trained on repeat",
+    "encode": "the whole text was tokenised again",
+    "again": "started from exactly the weights the first call left",
+    "previous": "are the previous tokens",
+    "inputs": "equal the inputs themselves",
 }
 
 FIX_MISTAKES = {
@@ -550,6 +602,15 @@ FIX_MISTAKES = {
     # the token batches of different steps compared
     "same_seed_every_step": (make_train(seeds=(7,)), "repeated"),
     "two_seeds_alternating": (make_train(seeds=(1, 2)), "repeated"),
+    # issue 30 (lab11_profile_r3): a periodic read inside the loop (shows at step 0, after the
+    # first forward), the corpus encoded again each step, a model built once outside train(),
+    # targets that are not the next tokens
+    "prints_loss_every_5_steps": (make_train(sync="print_every_5"), "host_sync"),
+    "checks_loss_every_10_steps": (make_train(sync="if_every_10"), "host_sync"),
+    "encodes_every_step": (make_train(encode_every_step=True), "encode"),
+    "model_built_outside": (make_train(shared=[]), "again"),
+    "targets_shifted_back": (make_train(targets="previous"), "previous"),
+    "targets_are_the_inputs": (make_train(targets="inputs"), "inputs"),
 }
 
 
@@ -611,3 +672,13 @@ def test_an_endless_loop_is_stopped_with_its_line():
     assert "`while step < steps:`" in result.message, result.message
     assert "never ends" in result.message
     assert time.perf_counter() - start < 60
+
+
+@pytest.mark.parametrize(
+    ("sync", "words"),
+    [("print_every_5", "a tensor formatted (f-string"), ("if_every_10", "`if` (bool) on a tensor")],
+)
+def test_a_periodic_read_inside_the_loop_is_named_by_what_read(sync, words):
+    result = run(FIX, make_train(sync=sync))
+    assert not result.passed and "1 time(s) inside the loop" in result.message, result.message
+    assert words in result.message, result.message

@@ -39,18 +39,22 @@ CHAPTER = "11_training_in_practice"
 #: check takes 2.5-3.5 s of it (two profiles, or one probed run) on a 2-core machine, so an
 #: endless loop is stopped, with its line, after 8 s on an idle machine.
 TIME_LIMIT = _LAB_TIME_LIMIT
-#: The two scripts the diagnosis is judged on: complementary, so each kind is present in one.
-#: The one without the planted loader feeds its batches through a DataLoader with
-#: LOADER_WORKERS worker processes: a DataLoader alone is not the problem.
+#: The scripts the diagnosis is judged on: the first two complementary, so each kind is present
+#: in one. The second reads its loss exactly once per step and nothing else reads (no DataLoader
+#: seed): one read per step is the sign, not more reads than steps. The third is sound: it feeds
+#: its batches through a DataLoader with LOADER_WORKERS worker processes (a DataLoader alone is
+#: not the problem) and stacks its losses on the device (an `aten::stack` is not a DataLoader).
 LOADER_WORKERS = 2
 SCRIPTS = (
     frozenset({"loader", "fp32", "recompute"}),
     frozenset({"host_sync", "small_batch", "optimizer_loop"}),
+    frozenset(),
 )
 PROFILE_STEPS = 2
 FIX_STEPS = 4
-#: Host synchronisations allowed inside a fixed loop of FIX_STEPS steps (a log line now and then).
-SYNCS_ALLOWED = 1
+#: Host synchronisations allowed inside a fixed loop of FIX_STEPS steps: none (a log line every
+#: few steps already reads the loss at step 0, after the first training forward pass).
+SYNCS_ALLOWED = 0
 #: The model's vocabulary (bytes): the token embedding is the one with this many rows.
 VOCAB = 256
 #: Largest distance allowed between a fixed script's first update and the script's AdamW's from
@@ -97,7 +101,7 @@ def _call(exercise_id: str, function, *args):
 @functools.cache
 def _profile(kinds: frozenset[str]):
     """The stopped profiler of the script with ``kinds`` planted (one per check process)."""
-    workers = 0 if "loader" in kinds else LOADER_WORKERS
+    workers = LOADER_WORKERS if not kinds else 0
     return cp.profile(cp.script(kinds, "checker", workers).train, PROFILE_STEPS, _text())
 
 
@@ -273,8 +277,8 @@ def _run_diagnose(exercise_id: str, answer) -> CheckResult:
         hints = []
         if same:  # the two scripts share no problem: one answer cannot fit both
             what = (
-                f"Your diagnose returned {_listed(named) or 'nothing'} for the profiles of both "
-                "scripts, which have no planted problem in common: its answer does not depend "
+                f"Your diagnose returned {_listed(named) or 'nothing'} for the profiles of two "
+                "scripts which have no planted problem in common: its answer does not depend "
                 f"on the profile it is given. On script {number} of {len(SCRIPTS)}:"
             )
             hints.append(
@@ -290,7 +294,7 @@ def _run_diagnose(exercise_id: str, answer) -> CheckResult:
         return failed(exercise_id, what, " ".join(hints))
     lines = [
         f"Your diagnose named exactly the planted problems of {len(SCRIPTS)} scripts that "
-        "together have every kind once (profiled in this check, not timed). What each profile "
+        "together have every kind once (and one sound script) (profiled in this check, not timed). What each profile "
         "showed:"
     ]
     for number, kinds in enumerate(SCRIPTS, 1):
@@ -310,7 +314,7 @@ register(
         title="Profile first: name what the profile shows",
         signature="diagnose(prof: torch.profiler.profile) -> set of problem names out of "
         + ", ".join(cp.KINDS),
-        launch=f"profiles of two scripts with complementary planted problems, {PROFILE_STEPS} "
+        launch=f"profiles of two scripts with complementary planted problems and a sound one, {PROFILE_STEPS} "
         "steps each (gu.capstone_profile.profile)",
         run=functools.partial(_run_diagnose, "capstone_profile_diagnose"),
         kind="function",
@@ -335,6 +339,10 @@ class _Probes(_SyncCounter):
     def __init__(self) -> None:
         super().__init__()
         self.synced: list[int] = []  # optimizer steps done when each synchronisation happened
+        # (what synced, optimizer steps done, training forwards done) for each synchronisation
+        self.sync_calls: list[tuple[str, int, int]] = []
+        self.encoded = 0  # the corpus tokenised in this process after the first training forward
+        self.targets: tuple[torch.Tensor, torch.Tensor] | None = None  # first model(x, y)
         self.steps = 0
         self.tokens: list[int] = []  # tokens seen by the model before each optimizer step
         self.forwards: list[int] = []  # tokens of each training forward pass
@@ -359,8 +367,10 @@ class _Probes(_SyncCounter):
         self._original = None
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        if self.syncs(getattr(func, "__name__", ""), args, kwargs):
+        name = getattr(func, "__name__", "")
+        if self.syncs(name, args, kwargs):
             self.synced.append(self.steps)
+            self.sync_calls.append((name, self.steps, self.models))
         return func(*args, **(kwargs or {}))
 
     def _pre(self, module, args):
@@ -370,6 +380,17 @@ class _Probes(_SyncCounter):
         vocab = isinstance(module, torch.nn.Embedding) and module.num_embeddings == VOCAB
         if isinstance(module, gpt.GPT) and self.model is None and torch.is_grad_enabled():
             self.model = module
+        if (
+            isinstance(module, gpt.GPT)
+            and self.targets is None
+            and torch.is_grad_enabled()
+            and not _in_backward()
+            and len(args) > 1
+            and isinstance(args[0], torch.Tensor)
+            and isinstance(args[1], torch.Tensor)
+            and args[0].shape == args[1].shape
+        ):
+            self.targets = (args[0].detach().clone(), args[1].detach().clone())
         if not (vocab or isinstance(module, gpt.Block)) or not torch.is_grad_enabled():
             return
         if _in_backward():
@@ -518,6 +539,19 @@ class _Probes(_SyncCounter):
             return original(dataset, i)
 
         training.SlowTokenizingDataset.__getitem__ = counted
+        self._encode = encode = training.encode
+
+        def encoding(text, *args, **kwargs):
+            if (
+                os.getpid() == probes._pid
+                and probes.models > 0
+                and isinstance(text, str)
+                and len(text) >= len(_text()) // 2
+            ):
+                probes.encoded += 1
+            return encode(text, *args, **kwargs)
+
+        training.encode = encoding
         return super().__enter__()
 
     def __exit__(self, *exc):
@@ -525,6 +559,8 @@ class _Probes(_SyncCounter):
             handle.remove()
         if self._original is not None:
             training.SlowTokenizingDataset.__getitem__ = self._original
+        if getattr(self, "_encode", None) is not None:
+            training.encode = self._encode
         return super().__exit__(*exc)
 
 
@@ -629,6 +665,70 @@ def _losses(value) -> list[float] | None:
         return None
 
 
+_SYNC_WORDS = {
+    "__format__": "a tensor formatted (f-string or format() in a print)",
+    "__str__": "a tensor printed (str)",
+    "__repr__": "a tensor printed (repr)",
+    "item": "`.item()`",
+    "tolist": "`.tolist()`",
+    "numpy": "`.numpy()`",
+    "cpu": "`.cpu()`",
+    "to": "a copy to the CPU (`.to('cpu')`)",
+    "copy_": "a copy into a CPU tensor (`copy_`)",
+    "__float__": "float() of a tensor",
+    "__int__": "int() of a tensor",
+    "__bool__": "`if` (bool) on a tensor",
+    "__index__": "a tensor used as an index",
+}
+
+
+def _first_weights(answer) -> list[torch.Tensor] | None:
+    """The weights the first optimizer step of one more call of ``answer`` starts from (the
+    call is stopped there); None when it took no step."""
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+    seen: list[torch.Tensor] = []
+
+    def before(optimizer, args, kwargs):
+        seen.extend(p.detach().clone() for g in optimizer.param_groups for p in g["params"])
+        raise _Enough
+
+    handle = register_optimizer_step_pre_hook(before)
+    try:
+        answer(_text(), FIX_STEPS)
+    except _Enough:
+        pass
+    except Exception:
+        return None
+    finally:
+        handle.remove()
+    return seen or None
+
+
+def _target_problem(exercise_id: str, probes: _Probes) -> CheckResult | None:
+    """The targets of the first ``model(x, y)`` against the next tokens of ``x``."""
+    if probes.targets is None:
+        return None
+    x, y = probes.targets
+    if x.dim() != 2 or x.shape[1] < 2:
+        return None
+    if bool(torch.equal(y[:, :-1], x[:, 1:])):
+        return None
+    agree = float((y[:, :-1] == x[:, 1:]).float().mean())
+    if bool(torch.equal(y, x)):
+        relation = "equal the inputs themselves (y = x)"
+    elif bool(torch.equal(y[:, 1:], x[:, :-1])):
+        relation = "are the previous tokens: y[t] = x[t - 1], the window shifted the wrong way"
+    else:
+        relation = f"are not the next tokens: y[t] = x[t + 1] at only {agree:.0%} of positions"
+    return failed(
+        exercise_id,
+        f"The targets your first `model(x, y)` was given {relation}; the script's targets are "
+        "the next tokens, the window shifted by one to the right.",
+        "take targets from data[index + 1] (as `T.get_batch` does): y[:, t] is x[:, t + 1].",
+    )
+
+
 def _run_fix(exercise_id: str, answer) -> CheckResult:
     if (problem := _not_callable(exercise_id, answer)) is not None:
         return problem
@@ -677,6 +777,8 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
         )
     if (problem := _model_problem(exercise_id, probes)) is not None:
         return problem
+    if (problem := _target_problem(exercise_id, probes)) is not None:
+        return problem
     params = [p for o in probes.optimizers.values() for g in o.param_groups for p in g["params"]]
     cast = sorted({str(p.dtype).replace("torch.", "") for p in params} - {"float32"})
     if cast:
@@ -704,13 +806,28 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
                 "DataLoader worker processes (`num_workers`).",
             )
         )
-    inside = sum(1 for s in probes.synced if 0 < s < FIX_STEPS)
-    if inside > SYNCS_ALLOWED:
+    if probes.encoded:
         found.append(
             (
-                f"the host waited for the device {inside} times inside the loop of {FIX_STEPS} "
-                "steps (`.item()`, float(), print() of a tensor, `if` on a tensor)",
-                "keep `loss.detach()` in a list and read the losses once, after the loop.",
+                f"the whole text was tokenised again {probes.encoded} time(s) after the first "
+                f"training step began (`T.encode(text)` inside the loop, {FIX_STEPS} steps)",
+                "encode the text a single time, before the loop (`data = T.encode(text)`), and "
+                "cut each step's batch out of that tensor.",
+            )
+        )
+    # inside the loop: after the first training forward pass and before the last step's end
+    loop_syncs = [n for n, s, m in probes.sync_calls if s < FIX_STEPS and (s > 0 or m > 0)]
+    inside = len(loop_syncs)
+    if inside > SYNCS_ALLOWED:
+        names = collections.Counter(loop_syncs)
+        read = ", ".join(f"{_SYNC_WORDS.get(n, n)} x{c}" for n, c in names.most_common())
+        found.append(
+            (
+                f"the host waited for the device {inside} time(s) inside the loop of {FIX_STEPS} "
+                f"steps, reading a tensor's value back: {read}",
+                "keep `loss.detach()` in a list and read the losses once, after the loop (no "
+                "print, f-string, `.item()`, float() or `if` on a tensor inside it, not even "
+                "every few steps).",
             )
         )
     if not probes.dtypes[torch.bfloat16]:
@@ -867,6 +984,32 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
             "script no longer learns.",
             "change only how the script runs, not what it computes: the same model, AdamW with "
             "lr=capstone_profile.LR, backward and step every step.",
+        )
+    # the weights the first call left, against those a second call's first step starts from
+    left = [
+        p.detach().clone()
+        for o in probes.optimizers.values()
+        for g in o.param_groups
+        for p in g["params"]
+    ]
+    first = [w for key in probes.first for w in probes.first[key]]
+    again = _first_weights(answer)
+    if (
+        again is not None
+        and len(again) == len(left) == len(first)
+        and all(a.shape == b.shape and torch.equal(a, b) for a, b in zip(again, left, strict=True))
+    ):
+        moved = max(
+            float((a.float() - b.float()).abs().max()) for a, b in zip(left, first, strict=True)
+        )
+        return failed(
+            exercise_id,
+            f"Called a second time, your train(text, {FIX_STEPS}) started from exactly the "
+            f"weights the first call left (up to {moved:.2g} away from where the first call "
+            "started): it continues training the same model, i.e. the model (and optimizer) "
+            "are made once outside the function.",
+            "build the model with `capstone_profile.build_model()` and its AdamW inside "
+            "train(), so every call starts from the same fresh weights.",
         )
     return passed(
         exercise_id,
