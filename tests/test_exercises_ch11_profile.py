@@ -680,5 +680,5 @@ def test_an_endless_loop_is_stopped_with_its_line():
 )
 def test_a_periodic_read_inside_the_loop_is_named_by_what_read(sync, words):
     result = run(FIX, make_train(sync=sync))
-    assert not result.passed and "1 time(s) inside the loop" in result.message, result.message
+    assert not result.passed and "1 time inside the loop" in result.message, result.message
     assert words in result.message, result.message

@@ -23,6 +23,7 @@ LABS = (
     "lab10_planner_r4",
     "lab11_profile",
     "lab11_profile_r2",
+    "lab11_profile_r3",
     "lab12_triton",
     "lab12_triton_r2",
     "lab12_triton_r3",

@@ -823,7 +823,7 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
         read = ", ".join(f"{_SYNC_WORDS.get(n, n)} x{c}" for n, c in names.most_common())
         found.append(
             (
-                f"the host waited for the device {inside} time(s) inside the loop of {FIX_STEPS} "
+                f"the host waited for the device {inside} time{'' if inside == 1 else 's'} inside the loop of {FIX_STEPS} "
                 f"steps, reading a tensor's value back: {read}",
                 "keep `loss.detach()` in a list and read the losses once, after the loop (no "
                 "print, f-string, `.item()`, float() or `if` on a tensor inside it, not even "

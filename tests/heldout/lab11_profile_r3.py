@@ -333,6 +333,7 @@ def diagnose(prof):
         exercise_id=D,
         half=H,
         correct=False,
+        hints=('It missed "host_sync"',),
         cause=(
             "It wants more .item() calls outside the optimizer than there are steps, but a script that reads its loss once per step makes exactly one per step, so host_sync is missed unless something else (a DataLoader's seed) adds one: at least one per step is the sign."
         ),
@@ -618,6 +619,7 @@ def diagnose(prof):
         exercise_id=D,
         half=H,
         correct=False,
+        hints=('not "loader"',),
         cause=(
             "It takes any aten::stack as the DataLoader collating in the training process, but the script's own torch.stack(losses) after the loop records one too, so every script that keeps its losses on the device is flagged loader: look for the single-process DataLoader iterator."
         ),
@@ -971,6 +973,7 @@ def fixed_train(text, steps):
         exercise_id=F,
         half=H,
         correct=False,
+        hints=("inside the loop", "a tensor formatted"),
         cause=(
             "Printing the loss inside the loop (every 5 steps) formats the tensor, which reads its value back to the host: a host synchronisation inside the loop; print the losses after the loop."
         ),
@@ -1011,6 +1014,7 @@ def fixed_train(text, steps):
         exercise_id=F,
         half=H,
         correct=False,
+        hints=("the whole text was tokenised again",),
         cause=(
             "T.encode(text) is inside the loop, so the whole corpus is tokenised again on every step in the training process: encode the text once, before the loop."
         ),
@@ -1049,6 +1053,7 @@ def fixed_train(text, steps):
         exercise_id=F,
         half=H,
         correct=False,
+        hints=("started from exactly the weights the first call left",),
         cause=(
             "The model and optimizer are built once in the cell, outside fixed_train, so every call continues training the weights (and AdamW state) the previous call left instead of starting from capstone_profile.build_model()."
         ),
@@ -1168,6 +1173,7 @@ def fixed_train(text, steps):
         exercise_id=F,
         half=H,
         correct=False,
+        hints=("are the previous tokens",),
         cause=(
             "Its own gather takes y = data[index - 1], the window shifted back by one, so the model learns the previous byte instead of the next one: the targets are data[index + 1]."
         ),
