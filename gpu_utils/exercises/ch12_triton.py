@@ -1237,6 +1237,25 @@ def _matmul_error(case: TritonCase, error: LaunchError, probe) -> str:
                 "down a's rows (along M) instead of along K: a K step moves a by BLOCK_K "
                 "columns, `a_ptrs += BLOCK_K * stride_ak`."
             )
+    # an offset past b's end is row r, column c, or (a column index past N) row r - 1,
+    # column c + N: the program's own column block tells which index left the tensor
+    _, bn, _ = case.extra["blocks"]
+    n = case.args["N"]
+    if error.tensor == "b_ptr" and case.args["stride_bn"] == 1 and case.args["stride_bk"] == n:
+        rows, cols = np.divmod(offsets, n)
+        own = range(error.program[1] * bn, error.program[1] * bn + bn)
+        if np.isin(cols + n, own).all() and not np.isin(cols, own).any():
+            wrapped = ev.describe_indices(np.unique(cols + n))
+            return (
+                f"program {error.program[:2]} owns b's columns {own.start}-{own.stop - 1}, and "
+                f"these offsets are its columns {wrapped} of row "
+                f"{ev.describe_indices(np.unique(rows - 1))}: column indices past N = {n}, "
+                "which run into the next row and, on the last row, past b's end (read as row "
+                f"{ev.describe_indices(np.unique(rows))}, columns "
+                f"{ev.describe_indices(np.unique(cols))}, they are not this program's columns). "
+                "The load's mask on b's columns lets them through: compare the column index "
+                "with N, `offs_n[None, :] < N`."
+            )
     # b's rows from K to the end of the last, partial K block (a's columns past K stay inside
     # a, the next row's, so only b's show as an access outside)
     padded = range(k, -(-k // bk) * bk)

@@ -1618,3 +1618,20 @@ ANSWERS["triton_cross_entropy"] += [
         ),
     ),
 ]
+
+# An access outside b attributed to the index that left it (round 5): a column mask that
+# compares with M (or K) lets columns past N through; they run past b's last row.
+ANSWERS["triton_matmul"] += [
+    wrong(
+        "b_columns_masked_with_m",
+        "mask",
+        ("owns b's columns 32-63", "column indices past N = 40", "`offs_n[None, :] < N`"),
+        edit(MATMUL, ("(offs_n[None, :] < N), other", "(offs_n[None, :] < M), other")),
+    ),
+    wrong(
+        "b_columns_masked_with_k",
+        "mask",
+        ("column indices past N = 40", "`offs_n[None, :] < N`"),
+        edit(MATMUL, ("(offs_n[None, :] < N), other", "(offs_n[None, :] < K), other")),
+    ),
+]
