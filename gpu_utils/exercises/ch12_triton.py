@@ -2149,6 +2149,17 @@ def _cross_entropy_observed(case: TritonCase, mismatch: Mismatch) -> str:
             f"{(vocab // block) * block}). Check how the target's logit is found there: the "
             "masked columns and the comparison of the target with the global column."
         )
+    h, w, target = case.extra["h"], case.extra["w"], case.extra["target"]
+    picked = np.einsum("ij,ij->i", h.astype(np.float64), w[target].astype(np.float64))
+    negative = picked < 0
+    if negative.any() and not negative.all() and np.array_equal(bad, negative):
+        return (
+            f"{said}: exactly the rows whose target logit is negative (the others are right). "
+            "Look at how the target's logit is picked out of each block: a maximum against 0 "
+            "(the fill of the other columns, or a start of 0) gives 0 for a negative logit; "
+            "take it with "
+            "`tl.sum(tl.where(cols[None, :] == target[:, None], logits, 0.0), axis=1)`."
+        )
     relation = ev.find_relation(
         got, want, rtol=case.rtol, atol=case.atol, poisoned=mismatch.unwritten
     )

@@ -1635,3 +1635,17 @@ ANSWERS["triton_matmul"] += [
         edit(MATMUL, ("(offs_n[None, :] < N), other", "(offs_n[None, :] < K), other")),
     ),
 ]
+ANSWERS["triton_cross_entropy"] += [
+    wrong(
+        "target_logit_picked_with_max",
+        "numerics",
+        ("exactly the rows whose target logit is negative",),
+        edit(
+            CROSS_ENTROPY,
+            (
+                "picked += tl.sum(tl.where(cols[None, :] == target[:, None], logits, 0.0), axis=1)",
+                "picked += tl.max(tl.where(cols[None, :] == target[:, None], logits, 0.0), axis=1)",
+            ),
+        ),
+    ),
+]
