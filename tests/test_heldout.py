@@ -28,6 +28,7 @@ LABS = (
     "lab12_triton_r2",
     "lab12_triton_r3",
     "lab12_triton_r4",
+    "lab12_triton_r5",
 )
 
 #: Verdicts the course disputes, with why; each still must not leak.

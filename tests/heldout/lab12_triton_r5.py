@@ -58,6 +58,7 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
         name="row_sum_range_stops_at_n_minus_1",
         exercise_id="triton_row_sum",
         half="held2",
+        hints=("cdiv(n_cols, BLOCK_SIZE)",),
         correct=False,
         cause=(
             "The loop runs over range(0, n_cols - 1, BLOCK_SIZE), so when n_cols is one more "
@@ -152,6 +153,7 @@ def matmul_kernel(
         name="matmul_b_mask_n_against_m",
         exercise_id="triton_matmul",
         half="held2",
+        hints=("column indices past N = 40", "`offs_n[None, :] < N`"),
         correct=False,
         cause=(
             "b's column mask compares offs_n with M instead of N (a copy of a's row mask), so "
@@ -230,6 +232,7 @@ def matmul_kernel(
         name="matmul_while_k_never_incremented",
         exercise_id="triton_matmul",
         half="held2",
+        hints=("never ends",),
         correct=False,
         cause=(
             "The K loop is a while loop whose counter k is never increased (the k += BLOCK_K "
@@ -274,6 +277,7 @@ def matmul_kernel(
         name="matmul_store_before_activation",
         exercise_id="triton_matmul",
         half="held2",
+        hints=("the activation is missing",),
         correct=False,
         cause=(
             "The tile is stored before the activation is applied, so the relu only changes the "
@@ -340,6 +344,7 @@ def layernorm_kernel(
         name="layernorm_sqrt_taken_twice",
         exercise_id="triton_layernorm",
         half="held2",
+        hints=("(var + eps)^(-0.25)",),
         correct=False,
         cause=(
             "The square root is taken twice: var already holds the standard deviation "
@@ -370,6 +375,7 @@ def layernorm_kernel(
         name="layernorm_float16_compute",
         exercise_id="triton_layernorm",
         half="held2",
+        hints=("x rounded to float16",),
         correct=False,
         cause=(
             "x is cast to float16 right after loading, so its values are rounded to about three "
@@ -509,6 +515,7 @@ ANSWERS += [
         name="attention_kT_tile_prescaled_q",
         exercise_id="triton_flash_attention",
         half="held2",
+        hints=("`q` is float32 and `kT` is float16", "`q.to(tl.float16)`"),
         correct=False,
         cause=(
             "Relabelled wrong after the blind pass (the lab now says q, k, v are float16): q * "
@@ -558,6 +565,7 @@ ANSWERS += [
         name="attention_tile_max_without_axis",
         exercise_id="triton_flash_attention",
         half="held2",
+        hints=("`p` is float32 and `v` is float16",),
         correct=False,
         cause=(
             "The block maximum is tl.max(s) without axis=1, one number for the whole tile instead "
@@ -602,6 +610,7 @@ ANSWERS += [
         name="attention_v_with_stride_k",
         exercise_id="triton_flash_attention",
         half="held2",
+        hints=("`p` is float32 and `v` is float16",),
         correct=False,
         cause=(
             "v's rows are addressed with stride_k (a copy of the line that loads k) instead of "
@@ -646,6 +655,7 @@ ANSWERS += [
         name="attention_scale_one_over_head_dim",
         exercise_id="triton_flash_attention",
         half="held2",
+        hints=("`p` is float32 and `v` is float16",),
         correct=False,
         cause=(
             "The sm_scale argument is ignored and the scores are divided by HEAD_DIM instead of "
@@ -689,6 +699,7 @@ ANSWERS += [
         name="attention_exp2_p_but_exp_alpha",
         exercise_id="triton_flash_attention",
         half="held2",
+        hints=("`p` is float32 and `v` is float16",),
         correct=False,
         cause=(
             "The scores are scaled by sm_scale * log2(e) and p uses tl.exp2, but alpha is "
@@ -734,6 +745,7 @@ ANSWERS += [
         name="attention_start_m_without_block",
         exercise_id="triton_flash_attention",
         half="held2",
+        hints=("`p` is float32 and `v` is float16",),
         correct=False,
         cause=(
             "start_m is tl.program_id(0) without * BLOCK_M, so program i starts at query i "
@@ -820,6 +832,7 @@ ANSWERS += [
         name="cross_entropy_gather_target_row",
         exercise_id="triton_cross_entropy",
         half="held2",
+        hints=("target's logit computed in float16",),
         correct=False,
         cause=(
             "Relabelled wrong after the blind pass (the lab now says h and w are float16): the "
@@ -870,6 +883,7 @@ ANSWERS += [
         name="cross_entropy_max_as_row_vector",
         exercise_id="triton_cross_entropy",
         half="held2",
+        hints=("64 (BLOCK_V)", "16 (BLOCK_M)", "`[:, None]`"),
         correct=False,
         cause=(
             "m_new is subtracted as a row vector, logits - m_new, instead of a column, "
@@ -885,6 +899,7 @@ ANSWERS += [
         name="cross_entropy_pick_with_maximum_from_zero",
         exercise_id="triton_cross_entropy",
         half="held2",
+        hints=("exactly the rows whose target logit is negative",),
         correct=False,
         cause=(
             "The target's logit is collected with tl.maximum(picked, ...) starting from "
@@ -1007,6 +1022,7 @@ ANSWERS += [
         name="ce_backward_exp_over_exp_lse",
         exercise_id="triton_cross_entropy_backward",
         half="held2",
+        hints=("exp(logits) overflows float32",),
         correct=False,
         cause=(
             "The softmax is computed as exp(x) / exp(lse) instead of exp(x - lse), so for rows "
@@ -1019,6 +1035,7 @@ ANSWERS += [
         name="ce_backward_lse_of_row_0",
         exercise_id="triton_cross_entropy_backward",
         half="held2",
+        hints=("row 0's log-sum-exp",),
         correct=False,
         cause=(
             "lse is loaded from lse_ptr without + row, so every row's softmax uses row 0's "
@@ -1030,6 +1047,7 @@ ANSWERS += [
         name="ce_backward_sign_flipped",
         exercise_id="triton_cross_entropy_backward",
         half="held2",
+        hints=("the wrong sign",),
         correct=False,
         cause=(
             "The gradient's sign is flipped: the kernel stores (onehot - softmax) * dloss, the "
@@ -1044,6 +1062,7 @@ ANSWERS += [
         name="ce_backward_store_with_logits_stride",
         exercise_id="triton_cross_entropy_backward",
         half="held2",
+        hints=("use `stride_dlogits`",),
         correct=False,
         cause=(
             "The gradient rows are stored stride_logits apart instead of stride_dlogits apart, "
