@@ -29,6 +29,7 @@ LABS = (
     "lab12_triton_r3",
     "lab12_triton_r4",
     "lab12_triton_r5",
+    "lab13_serving_r1",
 )
 
 #: Verdicts the course disputes, with why; each still must not leak.
