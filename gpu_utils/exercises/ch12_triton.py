@@ -774,8 +774,9 @@ def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
     for outside in (np.sqrt(x64.var(axis=1, keepdims=True)) + EPS, x64.std(axis=1, keepdims=True)):
         with np.errstate(divide="ignore", invalid="ignore"):
             y = (centred / outside * w + b).astype(np.float32)
-        if (
-            _close(got[np.isfinite(y)], y[np.isfinite(y)], rtol=1e-4, atol=1e-4)
+        if (  # 1e-3: a kernel's float32 x - mean on a row of spread 0.002 is off by ~1e-4
+            # relative from this float64 value; the right output differs by 50-90% there
+            _close(got[np.isfinite(y)], y[np.isfinite(y)], rtol=1e-3, atol=1e-3)
             and (~np.isfinite(y)).sum() == (~np.isfinite(got)).sum()
         ):
             return (
