@@ -10,6 +10,10 @@ os.environ.setdefault(
     "GPU_COURSE_PROGRESS", str(Path(tempfile.gettempdir()) / "gpu-course-test-progress.json")
 )
 
+# Triton checks draw their inputs from one seed in a test run (a learner's draw fresh ones): two
+# clean-clone CI runs each failed one hint test, on a draw where the evidence was borderline.
+os.environ.setdefault("GPU_COURSE_CHECK_SEED", "20261128")
+
 import pytest
 
 import gpu_utils as gu

@@ -1144,6 +1144,17 @@ def _takes_probe(explain_with: Callable) -> bool:
         return False
 
 
+#: The test suite's seed for every Triton check's inputs (tests/conftest.py sets it): a learner's
+#: check draws fresh random inputs each time, a test run the same ones, so that a hint whose
+#: evidence depends on the draw cannot fail one run in many.
+SEED_VARIABLE = "GPU_COURSE_CHECK_SEED"
+
+
+def _test_seed() -> int | None:
+    value = os.environ.get(SEED_VARIABLE, "")
+    return int(value) if value.isdigit() else None
+
+
 def triton_exercise(
     *,
     id: str,  # noqa: A002 - the registry's field name
@@ -1240,7 +1251,7 @@ def triton_exercise(
                 f"Triton could not read your kernel ({type(error).__name__}).",
                 "define the kernel in a notebook cell or a file, with `@triton.jit` above `def`.",
             )
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(seed if seed is not None else _test_seed())
         all_cases = cases(rng)
         try:
             for case in all_cases:
