@@ -1,7 +1,7 @@
 """gpu_utils: the helper package of "GPUs for Machine Learning, with live labs".
 
 ``import gpu_utils as gu`` must come first in every notebook: it chooses the mode (a real GPU,
-or Numba's CUDA simulator) before numba is imported. Modules that later chapters add
+or the course's CUDA simulator behind Numba's simulator mode) before numba is imported. Modules that later chapters add
 (``gu.occupancy``, ``gu.trace``, ...) load on first use, so importing the package stays cheap.
 """
 

@@ -57,39 +57,58 @@ def require_simulator_internals(module, *names: str) -> None:
 
 
 _engine_hooked = False
+_numba_call = None  # numba-cuda's FakeCUDAKernel.__call__, kept when the launch hook replaces it
+
+
+def launch_on_numba(kernel, *args) -> None:
+    """Run a configured kernel (``kernel[grid, block]``) on numba-cuda's simulator, whichever
+    engine ``GPU_COURSE_SIM`` selects: the oracle of the engine's tests and benchmark."""
+    call = _numba_call
+    if call is None:
+        from numba.cuda.simulator import kernel as simulator_kernel
+
+        call = simulator_kernel.FakeCUDAKernel.__call__
+    call(kernel, *args)
 
 
 def select_engine() -> str:
-    """``GPU_COURSE_SIM=course`` (issue 29, opt-in): launches of ``@cuda.jit`` kernels in
-    simulator mode go through the course's engine (:mod:`gpu_utils.sim`) instead of numba-cuda's
-    threads; ``compare`` runs both and logs any difference (:mod:`gpu_utils.sim.compare`); unset
-    or ``numba`` changes nothing. Read once; returns the engine in use."""
-    global _engine_hooked
+    """Launches of ``@cuda.jit`` kernels in simulator mode go through the course's engine
+    (:mod:`gpu_utils.sim`, the default, issue 29) instead of numba-cuda's threads;
+    ``GPU_COURSE_SIM=numba`` keeps numba-cuda's simulator, ``compare`` runs both and logs any
+    difference (:mod:`gpu_utils.sim.compare`). Read once; returns the engine in use."""
+    global _engine_hooked, _numba_call
     from .sim import engine
 
     try:
         chosen = engine()
-    except ValueError as error:  # a misspelt value: say so, and keep numba-cuda's simulator
-        warnings.warn(f"{error}; numba-cuda's simulator runs the kernels", RuntimeWarning, 2)
-        return "numba"
+    except ValueError as error:  # a misspelt value: say so, and run the default engine
+        warnings.warn(f"{error}; the course's simulator runs the kernels", RuntimeWarning, 2)
+        chosen = "course"
     if chosen == "numba" or _engine_hooked:
         return chosen
     from numba.cuda.simulator import kernel
 
     require_simulator_internals(kernel, "FakeCUDAKernel", "_get_kernel_context")
-    original = kernel.FakeCUDAKernel.__call__
+    original = _numba_call = kernel.FakeCUDAKernel.__call__
 
     def __call__(self, *args):
         if self._device or kernel._get_kernel_context() is not None or self.extensions:
             return original(self, *args)
         from numba.cuda.errors import normalize_kernel_dimensions
 
-        from .sim import compare, launch
+        from .sim import NotHandledYet, compare
+        from .sim.engine import prepare
 
         if chosen == "compare":
             return compare.launch_both(original, self, args)
         grid_dim, block_dim = normalize_kernel_dimensions(self.grid_dim, self.block_dim)
-        launch(self.fn, grid_dim, block_dim, *args, dynshared_size=self.dynshared_size)
+        try:
+            prepared = prepare(
+                self.fn, grid_dim, block_dim, *args, dynshared_size=self.dynshared_size
+            )
+        except NotHandledYet:  # refused before anything ran (no source, a grid group)
+            return original(self, *args)
+        prepared.run()
 
     kernel.FakeCUDAKernel.__call__ = __call__
     _engine_hooked = True

@@ -703,8 +703,8 @@ forced_engine: str | None = None
 
 
 def traced_on() -> str:
-    """The engine a trace runs on: ``"numba"``, ``"course"`` (``GPU_COURSE_SIM=course``, in
-    simulator mode) or ``"compare"`` (both, numba's report kept)."""
+    """The engine a trace runs on: ``"course"`` (the default in simulator mode), ``"numba"``
+    (``GPU_COURSE_SIM=numba``, or GPU mode) or ``"compare"`` (both, numba's report kept)."""
     if forced_engine is not None:
         return forced_engine
     from numba import config
@@ -715,8 +715,8 @@ def traced_on() -> str:
 
     try:
         return engine()
-    except ValueError:  # a misspelt value: numba-cuda's simulator (select_engine warns)
-        return "numba"
+    except ValueError:  # a misspelt value: the default engine (select_engine warns)
+        return "course"
 
 
 def run(
@@ -738,7 +738,7 @@ def run(
     that thread, is kept as its ``failure`` (None for a thread that finished), and every thread
     of the grid still runs.
 
-    With ``GPU_COURSE_SIM=course`` (simulator mode) the launch runs on the course's engine
+    In simulator mode (unless ``GPU_COURSE_SIM=numba``) the launch runs on the course's engine
     (:mod:`gpu_utils.sim.tracing`, the same records), except a kernel that engine cannot
     compile (e.g. without source), which stays on numba-cuda's simulator.
     """

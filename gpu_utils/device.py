@@ -13,8 +13,16 @@ from functools import cache
 from . import runtime
 from .specs import GpuSpec, match
 
-#: Text for notebooks: how fast the simulator is, so sizes and waits make sense.
+#: Text for notebooks: how fast the simulator is, so sizes and waits make sense. The course's
+#: engine (gpu_utils.sim, the default): 140,000 to 1.8 million threads/s on the lab kernels and
+#: 7,600 for a 256 x 256 tiled matmul (each thread 256 multiply-adds), measured on a 2-core CPU
+#: with ``python benchmarks/sim_speed.py`` (2026-11-28); numba-cuda's (GPU_COURSE_SIM=numba):
+#: 125 to 5,700 threads/s in the same run.
 SIMULATOR_SPEED_NOTE = (
+    "The simulator runs about 0.1 to 2 million CUDA threads per second (fewer when each\n"
+    "thread loops), one block at a time, on the CPU: its timings are not GPU timings."
+)
+NUMBA_SIMULATOR_SPEED_NOTE = (
     "The simulator runs about 10,000 CUDA threads per second, one block at a time,\n"
     "as Python threads on the CPU: its timings are not GPU timings."
 )
@@ -135,17 +143,49 @@ def _gpu_info() -> DeviceInfo:
     )
 
 
+def _simulator_engine() -> str:
+    """``"course"`` (the course's simulator, the default) or ``"numba"`` (numba-cuda's,
+    ``GPU_COURSE_SIM=numba``); a misspelt value runs the default."""
+    from .sim import engine
+
+    try:
+        return "numba" if engine() == "numba" else "course"
+    except ValueError:
+        return "course"
+
+
 def _simulator_info() -> DeviceInfo:
+    if _simulator_engine() == "numba":
+        return DeviceInfo(
+            mode="simulator",
+            name="Numba CUDA simulator",
+            max_threads_per_block=1024,
+            notes=(
+                f"kernels run as Python threads on this CPU ({os.cpu_count()} cores), one block "
+                "at a time, about 10,000 threads per second. Indexing, shared memory, "
+                "syncthreads and atomics behave as on a GPU; speed does not: timings are not "
+                "GPU timings."
+            ),
+        )
     return DeviceInfo(
         mode="simulator",
-        name="Numba CUDA simulator",
+        name="the course's CUDA simulator",
         max_threads_per_block=1024,
         notes=(
-            f"kernels run as Python threads on this CPU ({os.cpu_count()} cores), one block at a "
-            "time, about 10,000 threads per second. Indexing, shared memory, syncthreads and "
-            "atomics behave as on a GPU; speed does not: timings are not GPU timings."
+            f"kernels run on this CPU ({os.cpu_count()} cores), one block at a time, the block's "
+            "threads taking turns between barriers, about 0.1 to 2 million threads per second. "
+            "Indexing, shared memory, syncthreads, warp intrinsics and atomics behave as on a "
+            "GPU, and a hang or an undefined access is reported with its thread and line; "
+            "speed does not: timings are not GPU timings."
         ),
     )
+
+
+def simulator_speed_note() -> str:
+    """How fast the simulator in use runs (:data:`SIMULATOR_SPEED_NOTE`, or numba-cuda's)."""
+    if _simulator_engine() == "numba":
+        return NUMBA_SIMULATOR_SPEED_NOTE
+    return SIMULATOR_SPEED_NOTE
 
 
 @cache
@@ -160,4 +200,4 @@ def banner() -> str:
         info = device_info()
         return f"Mode: GPU ({info.name}, compute capability {info.compute_capability_str})."
     # Two lines: one line of 185 characters breaks inside a word in JupyterLab's output area.
-    return f"Mode: simulator ({runtime.mode_reason}).\n{SIMULATOR_SPEED_NOTE}"
+    return f"Mode: simulator ({runtime.mode_reason}).\n{simulator_speed_note()}"

@@ -1,7 +1,8 @@
 """Pick the execution mode once, before numba is imported (chapter 00, "How the course runs").
 
-The course runs every kernel either on a real NVIDIA GPU (``"gpu"``) or on Numba's CUDA
-simulator (``"simulator"``), which runs kernels as Python threads on the CPU. Numba reads
+The course runs every kernel either on a real NVIDIA GPU (``"gpu"``) or on a CUDA simulator
+(``"simulator"``) on the CPU: the course's own (:mod:`gpu_utils.sim`), behind Numba's simulator
+mode (``GPU_COURSE_SIM=numba`` keeps numba-cuda's, Python threads). Numba reads
 ``NUMBA_ENABLE_CUDASIM`` once, when it is first imported, so this module decides the mode and sets
 that variable *before* anything imports numba. The CUDA driver is probed through ``ctypes``, without
 numba. ``GPU_COURSE_MODE=simulator|gpu`` overrides the choice.

@@ -1,7 +1,7 @@
 """Who wrote which element of a kernel's output (chapter 03).
 
-``thread_map(kernel, griddim, blockdim, *args)`` launches the kernel once on Numba's CUDA simulator
-and records, for every element of every array argument, which (block, thread) wrote it. It then
+``thread_map(kernel, griddim, blockdim, *args)`` launches the kernel once on a CUDA simulator (as
+``gu.trace`` does) and records, for every element of every array argument, which (block, thread) wrote it. It then
 draws each array the kernel wrote to, coloured by the writer's block and annotated with the
 writer's thread index, with unwritten elements left blank and elements written by more than one
 thread marked in red: a wrong index shows up as a wrong pattern at a glance.

@@ -1,5 +1,6 @@
-"""The course's simulator (gpu_utils.sim, issue 29): each feature against numba-cuda's simulator
-(the oracle, still the default engine), and each error a GPU would hang on or leave undefined."""
+"""The course's simulator (gpu_utils.sim, issue 29, the default engine): each feature against
+numba-cuda's simulator (the oracle, run through ``_numba_sim.launch_on_numba``), and each error a
+GPU would hang on or leave undefined."""
 
 import math
 import os
@@ -14,6 +15,7 @@ from numba import cuda, float32, int32
 
 import gpu_utils as gu
 from gpu_utils import sim
+from gpu_utils._numba_sim import launch_on_numba
 
 pytestmark = pytest.mark.skipif(gu.mode != "simulator", reason="simulator engines only")
 
@@ -25,9 +27,8 @@ def _copies(args):
 def both(kernel, griddim, blockdim, *args, dynshared=0):
     """Run ``kernel`` on numba's simulator and on the course's with equal inputs; assert every
     array argument ends equal; return the course engine's arrays."""
-    assert sim.engine() == "numba", "the oracle must be numba-cuda's simulator"
     oracle, ours = _copies(args), _copies(args)
-    kernel[griddim, blockdim, 0, dynshared](*oracle)
+    launch_on_numba(kernel[griddim, blockdim, 0, dynshared], *oracle)
     sim.launch(kernel.py_func, griddim, blockdim, *ours, dynshared_size=dynshared)
     for expected, got in zip(oracle, ours, strict=True):
         if isinstance(expected, np.ndarray):
@@ -607,19 +608,21 @@ def test_a_bad_launch_configuration_says_what_to_do(griddim, blockdim, words):
 # --- selection --------------------------------------------------------------------------------
 
 
-def test_a_misspelt_engine_warns_and_keeps_numbas(monkeypatch):
+def test_a_misspelt_engine_warns_and_keeps_the_default(monkeypatch):
     from gpu_utils import _numba_sim
 
-    monkeypatch.setenv("GPU_COURSE_SIM", "cours")
-    with pytest.warns(RuntimeWarning, match="GPU_COURSE_SIM='cours': use GPU_COURSE_SIM=course"):
-        assert _numba_sim.select_engine() == "numba"
+    monkeypatch.setenv("GPU_COURSE_SIM", "numbaa")
+    monkeypatch.setattr(_numba_sim, "_engine_hooked", True)  # no new hook in this process
+    with pytest.warns(RuntimeWarning, match="GPU_COURSE_SIM='numbaa': leave it unset"):
+        assert _numba_sim.select_engine() == "course"
 
 
 def test_the_engine_variable():
-    assert sim.engine({}) == "numba"
+    assert sim.engine({}) == "course"
     assert sim.engine({"GPU_COURSE_SIM": "numba"}) == "numba"
     assert sim.engine({"GPU_COURSE_SIM": " Course "}) == "course"
-    with pytest.raises(ValueError, match="GPU_COURSE_SIM=course for the course's simulator"):
+    assert sim.engine({"GPU_COURSE_SIM": "compare"}) == "compare"
+    with pytest.raises(ValueError, match="GPU_COURSE_SIM=numba for numba-cuda's"):
         sim.engine({"GPU_COURSE_SIM": "fast"})
 
 
@@ -642,7 +645,12 @@ except IndexError as error:
 
 
 @pytest.mark.parametrize(
-    ("value", "expected"), [("course", "raised: IndexOutOfBounds"), ("", "raised: IndexError")]
+    ("value", "expected"),
+    [
+        ("course", "raised: IndexOutOfBounds"),
+        ("", "raised: IndexOutOfBounds"),
+        ("numba", "raised: IndexError"),
+    ],
 )
 def test_gpu_course_sim_routes_kernel_launches(value, expected, tmp_path):
     script = tmp_path / "probe.py"
@@ -653,6 +661,58 @@ def test_gpu_course_sim_routes_kernel_launches(value, expected, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert expected in done.stdout
+
+
+_REFUSED = '''
+import numpy as np
+import gpu_utils as gu
+from gpu_utils import sim
+from gpu_utils._numba_sim import launch_on_numba
+from numba import cuda
+
+SOURCE = """
+@cuda.jit
+def no_source(a, out):
+    out[cuda.grid(1)] = a[cuda.grid(1)] + 1.0
+"""
+names = {"cuda": cuda}
+exec(compile(SOURCE, "<no file>", "exec"), names)
+
+
+@cuda.jit
+def grid_group(a, out):
+    i = cuda.grid(1)
+    a[i] = i
+    cuda.cg.this_grid().sync()
+    out[i] = a[i] + a[(i + 1) % a.size]
+
+
+for kernel in (names["no_source"], grid_group):
+    try:
+        sim.launch(kernel, 1, 8, np.zeros(8), np.zeros(8))
+    except sim.NotHandledYet as error:
+        print("course refuses:", str(error)[:60])
+    out = np.zeros(8)
+    kernel[1, 8](np.zeros(8), out)  # the launch hook hands it to numba-cuda's simulator
+    print("ran:", out.tolist())
+'''
+
+
+def test_a_kernel_the_engine_refuses_runs_on_numbas(tmp_path):
+    """The default engine's launch hook: a kernel refused before anything ran (no source, a grid
+    group) runs on numba-cuda's simulator, with its results."""
+    script = tmp_path / "refused.py"
+    script.write_text(_REFUSED)
+    env = {**os.environ, "GPU_COURSE_MODE": "simulator", "GPU_COURSE_SIM": ""}
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("course refuses: the course's simulator needs the source"), lines
+    assert lines[1] == "ran: " + str([1.0] * 8)
+    assert lines[2].startswith("course refuses: line"), lines
+    assert lines[3] == "ran: " + str([float(i + (i + 1) % 8) for i in range(8)])
 
 
 def test_the_engines_shuffle_rule_is_gu_warps():
@@ -680,7 +740,7 @@ def test_the_checkers_explain_both_engines_errors_alike(kernel, threads, args):
 
     accounts = []
     for run in (
-        lambda a: kernel[2, threads](*a),
+        lambda a: launch_on_numba(kernel[2, threads], *a),
         lambda a: sim.launch(kernel.py_func, 2, threads, *a),
     ):
         with pytest.raises(Exception) as raised:

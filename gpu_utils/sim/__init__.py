@@ -1,10 +1,12 @@
 """The course's own CUDA simulator (issue 29, first engine): runs ``@cuda.jit`` kernels without
 a GPU, every CUDA thread of a block a Python generator in one OS thread, barriers as ``yield``.
 
-Opt-in for now: numba-cuda's simulator stays the default. ``GPU_COURSE_SIM=course`` (read once,
-when numba's simulator is first used) sends launches of ``@cuda.jit`` kernels in simulator mode
-through this engine; ``numba`` or unset keeps numba-cuda's; ``compare`` runs every launch on both
-and logs differences (:mod:`gpu_utils.sim.compare`, for tests/test_sim_differential.py).
+The default in simulator mode: launches of ``@cuda.jit`` kernels go through this engine.
+``GPU_COURSE_SIM`` (read once, when numba's simulator is first used) selects another:
+``numba`` runs numba-cuda's simulator (the oracle, one OS thread per CUDA thread), ``compare``
+runs every launch on both and logs differences (:mod:`gpu_utils.sim.compare`, for
+tests/test_sim_differential.py); ``course`` or unset is this engine. A kernel it refuses before
+anything runs (its source cannot be found; ``cuda.cg``, a grid group) goes to numba-cuda's.
 Speed side by side: ``python benchmarks/sim_speed.py``. Directly::
 
     from gpu_utils import sim
@@ -26,7 +28,8 @@ An observer (:mod:`gpu_utils.sim.observe`, ``launch(..., observer=...)``; none b
 every global and shared memory access and every barrier release: with ``GPU_COURSE_SIM=course``
 ``gu.trace`` and its race check run on it (:mod:`gpu_utils.sim.tracing`, the same reports as on
 numba's engine; ``compare`` traces on both and logs differences), and so does ``gu.viz``'s
-``thread_map``. Not yet: a grid-wide ``this_grid().sync()``.
+``thread_map``. Not handled (numba-cuda's simulator runs them): a grid-wide
+``this_grid().sync()``.
 """
 
 from __future__ import annotations
@@ -60,14 +63,15 @@ __all__ = [
 
 
 def engine(environ=None) -> str:
-    """The engine ``GPU_COURSE_SIM`` selects: ``"numba"`` (unset, the default), ``"course"``,
-    or ``"compare"`` (both, numba's results kept, differences logged: the differential test)."""
+    """The engine ``GPU_COURSE_SIM`` selects: ``"course"`` (unset, the default), ``"numba"``
+    (numba-cuda's simulator), or ``"compare"`` (both, numba's results kept, differences logged:
+    the differential test)."""
     value = (os.environ if environ is None else environ).get(ENV, "").strip().lower()
-    if value in ("", "numba"):
-        return "numba"
+    if value == "":
+        return "course"
     if value in ENGINES:
         return value
     raise ValueError(
-        f"{ENV}={value!r}: use {ENV}=course for the course's simulator, or leave it unset "
-        "(or numba) for numba-cuda's"
+        f"{ENV}={value!r}: leave it unset (or course) for the course's simulator, or use "
+        f"{ENV}=numba for numba-cuda's"
     )

@@ -614,6 +614,23 @@ def launch(
     """Run ``function`` (a kernel's Python function, ``kernel.py_func``, or the kernel) over a
     grid of ``griddim`` blocks of ``blockdim`` threads, with ``args`` as numpy arrays, device
     arrays or scalars; ``observer`` (:mod:`gpu_utils.sim.observe`) sees its memory accesses."""
+    prepare(
+        function,
+        griddim,
+        blockdim,
+        *args,
+        dynshared_size=dynshared_size,
+        loop_limit=loop_limit,
+        observer=observer,
+    ).run()
+
+
+def prepare(
+    function, griddim, blockdim, *args, dynshared_size: int = 0, loop_limit=None, observer=None
+) -> Launch:
+    """:func:`launch` without the run: the kernel and its device functions rewritten and
+    compiled, nothing run yet. A :class:`NotHandledYet` from here means that nothing ran (the
+    launch hook then hands the kernel to numba-cuda's simulator); ``.run()`` runs it."""
     inner = _device_function(function)
     if inner is not None:
         function = inner
@@ -622,4 +639,4 @@ def launch(
             f"gpu_utils.sim.launch runs a kernel's Python function (kernel.py_func) or a "
             f"@cuda.jit kernel; got {type(function).__name__}"
         )
-    Launch(function, griddim, blockdim, args, dynshared_size, loop_limit, observer).run()
+    return Launch(function, griddim, blockdim, args, dynshared_size, loop_limit, observer)

@@ -482,6 +482,17 @@ class _Rewriter(ast.NodeTransformer):
         )
         return ast.IfExp(test, load, slow)
 
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if node.attr == "cg" and _is_cuda(node.value, self.cuda_names):
+            # a grid group (this_grid().sync()): refused here, before anything runs, so that
+            # the launch goes to numba-cuda's simulator, which runs a one-block grid's sync
+            raise NotHandledYet(
+                f"line {node.lineno}: cuda.cg (cooperative groups, a grid-wide barrier) is not "
+                "handled by the course's simulator"
+            )
+        return node
+
     def visit_Subscript(self, node):
         self.generic_visit(node)
         index = node.slice
