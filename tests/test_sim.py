@@ -478,6 +478,29 @@ def test_an_index_that_can_be_negative_is_still_checked():
         sim.launch(negative_from_a_loop_and_a_coordinate, 1, 4, a, out, np.array([2]))
 
 
+STEP = 2  # a global int: the engine's rewrite knows its sign when the kernel compiles
+
+
+@cuda.jit
+def strided_by_a_global(a, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a[i * STEP + (STEP - 2) * 5]  # a negative offset only when STEP < 2
+
+
+def test_a_global_constant_skips_the_check_only_while_it_is_not_negative(monkeypatch):
+    """A global int >= 0 (TILE, STEP) joins the names an index needs no check for; the compiled
+    rewrite is kept per sign, so a global changed to a negative value is checked again."""
+    a, out = np.arange(20.0), np.zeros(8)
+    (_, got) = both(strided_by_a_global, 1, 8, a, out)
+    assert got.tolist() == [2.0 * i for i in range(8)]
+    with pytest.raises(sim.IndexOutOfBounds, match=r"index 20 is out of bounds .*array `a`"):
+        sim.launch(strided_by_a_global, 1, 16, a, np.zeros(16))  # past the end: still reported
+    monkeypatch.setitem(strided_by_a_global.py_func.__globals__, "STEP", -1)
+    with pytest.raises(sim.IndexOutOfBounds, match=r"thread \(6, 0, 0\).*index -21 .*before"):
+        sim.launch(strided_by_a_global, 1, 8, a, out)  # -15..-20 wrap once; -21 is checked
+
+
 def test_shared_array_overrun_on_the_second_axis():
     with pytest.raises(sim.IndexOutOfBounds) as raised:
         sim.launch(shared_overrun, 1, (8, 8), np.zeros((8, 8), np.float32))

@@ -134,7 +134,13 @@ class _Linker:
         }
         yielding = {name for name, inner in devices.items() if self.reaches_barrier(inner)}
         generator = self.reaches_barrier(function)
-        cache_key = (function.__code__, is_kernel, frozenset(yielding), cuda_names)
+        code = function.__code__
+        constants = frozenset(  # global or closure ints >= 0 (TILE): no index check needed
+            name
+            for name in (*code.co_names, *code.co_freevars)
+            if type(namespace.get(name)) is int and namespace[name] >= 0
+        )
+        cache_key = (code, is_kernel, frozenset(yielding), cuda_names, constants)
         compiled = _COMPILED.get(cache_key)
         if compiled is None:
             compiled = _COMPILED[cache_key] = rewrite.compile_function(
@@ -144,6 +150,7 @@ class _Linker:
                 yielding,
                 is_kernel=is_kernel,
                 generator=generator,
+                constants=constants,
             )
         code, uses_grid1 = compiled
         self.uses_grid1 |= uses_grid1

@@ -208,11 +208,15 @@ def analyse(function, cuda_names: frozenset[str]) -> Analysis:
 _COORDINATES = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 
 
-def _nonnegative_names(tree: ast.FunctionDef, cuda_names) -> frozenset[str]:
+def _nonnegative_names(
+    tree: ast.FunctionDef, cuda_names, constants: frozenset[str] = frozenset()
+) -> frozenset[str]:
     """Local names that can only hold non-negative ints: every binding is a ``for`` over
     ``range`` with a non-negative start and a positive step, or a thread coordinate
     (``cuda.threadIdx.x``, ``cuda.grid(1)``, ``x, y = cuda.grid(2)``...), or a sum, product,
-    ``//`` or ``%`` of such. An index made of them needs no check for a negative value (numpy
+    ``//`` or ``%`` of such, or of ``constants`` (global or closure names that hold a
+    non-negative int when the launch compiles the kernel, such as ``TILE``; the compiled code is
+    cached per set of them). An index made of them needs no check for a negative value (numpy
     still reports one past the end)."""
     sources: dict[str, list] = {}
     params = {a.arg for a in (*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs)}
@@ -249,7 +253,8 @@ def _nonnegative_names(tree: ast.FunctionDef, cuda_names) -> frozenset[str]:
                     unsafe.add(name.id)
             if isinstance(node, (ast.Global, ast.Nonlocal)):
                 unsafe.update(node.names)
-    safe: set[str] = set()
+    # a constant is one only where the function never binds its name (then it is a local)
+    safe: set[str] = {c for c in constants if c not in sources and c not in unsafe}
     changed = True
     while changed:  # a fixed point: names defined from names already known to be safe
         changed = False
@@ -506,6 +511,8 @@ class _Rewriter(ast.NodeTransformer):
             return node
         label = ast.unparse(node.value)
         self.labels[(node.lineno, node.col_offset)] = label
+        if all(_nonnegative(p, self.safe, self.cuda_names) for p in parts):
+            return node  # nothing to check (a.shape[0], tile[ty, tx]): no temporary either
         if isinstance(node.value, ast.Name):
             array_load = ast.Name(node.value.id, ast.Load())
         else:
@@ -524,7 +531,14 @@ LABELS: dict[types.CodeType, dict[tuple[int, int], str]] = {}
 
 
 def compile_function(
-    function, analysis: Analysis, cuda_names, yielding_calls, *, is_kernel, generator
+    function,
+    analysis: Analysis,
+    cuda_names,
+    yielding_calls,
+    *,
+    is_kernel,
+    generator,
+    constants: frozenset[str] = frozenset(),
 ):
     """Compile the rewritten ``function``: its code object, and whether it uses ``grid(1)``."""
     tree = copy.deepcopy(analysis.tree)
@@ -537,7 +551,7 @@ def compile_function(
         is_kernel,
         generator,
     )
-    rewriter.safe = _nonnegative_names(tree, rewriter.cuda_names)
+    rewriter.safe = _nonnegative_names(tree, rewriter.cuda_names, constants)
     tree = rewriter.visit(tree)
     freevars = function.__code__.co_freevars
     if freevars:
