@@ -116,7 +116,8 @@ def layernorm_kernel(
     x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=0.0)
     mean = tl.sum(x, axis=0) / n_cols
     diff = tl.where(mask, x - mean, 0.0)
-    rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=0) / n_cols + eps)
+    var = tl.sum(diff * diff, axis=0) / n_cols
+    rstd = 1.0 / tl.sqrt(var + eps)
     w = tl.load(w_ptr + cols, mask=mask)
     b = tl.load(b_ptr + cols, mask=mask)
     tl.store(out_ptr + row * out_row_stride + cols, diff * rstd * w + b, mask=mask)
