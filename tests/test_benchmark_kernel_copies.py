@@ -29,6 +29,8 @@ class Copy:
     # names renamed in the benchmark file: {name in the notebook: name in the benchmark}
     renamed: dict[str, str] = field(default_factory=dict)
     why: str = ""
+    # True: a renamed constant holds a different value on purpose (``why`` says so)
+    value_differs: bool = False
 
 
 #: benchmark file, kernel name (a factory's inner kernel by its own name) -> its source.
@@ -46,6 +48,7 @@ TABLE: dict[tuple[str, str], Copy] = {
         "solutions/04_memory_lab.ipynb",
         "transpose_tiled",
         renamed={"PADDED": "TILE"},
+        value_differs=True,
         why="the lab's padded tile without its padding column, to time the bank conflicts",
     ),
     ("benchmarks/kernels_ch04.py", "stencil_shared"): Copy(
@@ -172,6 +175,37 @@ def _diff(lab: ast.FunctionDef, copy: ast.FunctionDef) -> str:
     return "\n".join(list(lines)[:40])
 
 
+def _module_constants(tree: ast.Module) -> dict[str, str]:
+    """Top-level ``NAME = expr`` and ``A, B = x, y`` assignments, as source text."""
+    out = {}
+    for node in tree.body:
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                out[target.id] = ast.unparse(node.value)
+            elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                for name, value in zip(target.elts, node.value.elts, strict=False):
+                    if isinstance(name, ast.Name):
+                        out[name.id] = ast.unparse(value)
+    return out
+
+
+def _notebook_constants(notebook: str) -> dict[str, str]:
+    """The module-level constants of the notebook's code cells (a later cell's value wins)."""
+    out: dict[str, str] = {}
+    for cell in json.loads((ROOT / notebook).read_text())["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        lines = [ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!"))]
+        try:
+            out.update(_module_constants(ast.parse("\n".join(lines))))
+        except SyntaxError:
+            continue
+    return out
+
+
 def test_every_benchmark_kernel_is_in_the_table():
     found = {(path, name) for path in BENCHMARK_FILES for name in _benchmark_kernels(path)}
     missing = sorted(found - TABLE.keys())
@@ -207,6 +241,34 @@ def test_benchmark_kernel_matches_its_lab(key):
             f"{cell}){renames}. The lab is the source of truth: copy the lab's kernel into "
             f"{path} again (or, if the lab's change was a mistake, undo it there).\n"
             + _diff(lab, kernels[name])
+        )
+
+
+@pytest.mark.parametrize(
+    "key", [k for k, c in TABLE.items() if c.notebook], ids=lambda k: f"{k[0]}::{k[1]}"
+)
+def test_benchmark_constants_match_its_lab(key):
+    """The module-level constants a copied kernel reads (TILE, BLOCK, ...) hold the lab's values
+    (a factory's kernel reads its parameters instead, so it has none to check here)."""
+    path, name = key
+    copy = TABLE[key]
+    tree = ast.parse((ROOT / path).read_text())
+    if name not in {f.name for f in tree.body if isinstance(f, ast.FunctionDef)}:
+        pytest.skip("inside a factory: its sizes are arguments, chosen for the GPU")
+    ours = _module_constants(tree)
+    theirs = _notebook_constants(copy.notebook)
+    source_name = {new: old for old, new in copy.renamed.items()}
+    used = {n.id for n in ast.walk(_benchmark_kernels(path)[name]) if isinstance(n, ast.Name)}
+    for constant in sorted(used & ours.keys()):
+        if constant in source_name and copy.value_differs:
+            continue
+        lab_name = source_name.get(constant, constant)
+        assert lab_name in theirs, (
+            f"{copy.notebook} defines no {lab_name} (used by {path}'s {name})"
+        )
+        assert ours[constant] == theirs[lab_name], (
+            f"{path} sets {constant} = {ours[constant]}, {copy.notebook} sets {lab_name} = "
+            f"{theirs[lab_name]}: copy the lab's value into {path} again"
         )
 
 
