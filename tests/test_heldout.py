@@ -29,6 +29,7 @@ LABS = (
     "lab12_triton_r3",
     "lab12_triton_r4",
     "lab12_triton_r5",
+    "lab12_triton_r6",
     "lab13_serving_r1",
 )
 

@@ -200,6 +200,17 @@ def _add_hint(case: TritonCase, mismatch: Mismatch) -> str:
                 if what != ("x only")
                 else "your output equals x: add y too (`tl.load(y_ptr + offsets, ...)`)."
             )
+    stored = got[written & np.isfinite(got)]
+    if (
+        stored.size
+        and np.all(stored == np.round(stored))
+        and not np.all((x + y) == np.round(x + y))
+    ):
+        return (
+            "every value you stored is a whole number (0, 1, ...) where the sums have "
+            "fractions: the sum went through an integer type, a cast such as "
+            "`.to(tl.int32)` or an integer `other=`; keep it float32, as x and y are."
+        )
     rounded = {
         "float16": (x.astype(np.float16) + y.astype(np.float16)).astype(np.float32),
         "bfloat16": _bfloat16(x) + _bfloat16(y),
@@ -710,6 +721,18 @@ def _layernorm_affine(x, w, b, got) -> str:
                 "each column of your output is the normalised x times b plus w: the weight and "
                 "the bias are swapped; `y = (x - mean) * rstd * w + b`, w scaling and b "
                 "shifting."
+            )
+        known = {"w": w, "b": b, "1": np.ones_like(w), "0": np.zeros_like(w)}
+        names = [
+            next((n for n, v in known.items() if _close(part, v, atol=1e-3)), None)
+            for part in (p, q)
+        ]
+        if None not in names and names != ["w", "b"] and not _close(w, b, atol=1e-3):
+            scale, shift = names
+            return (
+                f"each column of your output is the normalised x times {scale} plus {shift}, "
+                "where it should be times w plus b: check which tensor each load reads "
+                "(`w_ptr + cols`, `b_ptr + cols`) and `y = (x - mean) * rstd * w + b`."
             )
     with np.errstate(divide="ignore", invalid="ignore"):
         normal = (got.astype(np.float64) - b) / w
@@ -1334,6 +1357,17 @@ def _matmul_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
     for pattern, text in _matmul_pointer_candidates(case):
         if np.isfinite(pattern).all() and _close(got, pattern, rtol=1e-3, atol=1e-3):
             return text
+    padded = (-case.args["K"]) % block_k  # lanes of the last K step past K
+    if padded:
+        product = extra["a"].astype(np.float64) @ extra["b"].astype(np.float64) + padded
+        ones = np.maximum(product, 0) if activation == "relu" else product
+        if _close(got, ones, rtol=1e-3, atol=1e-3):
+            return (
+                f"every element of c is {padded} too large before the activation, one for each "
+                f"lane of the last K step past K = {case.args['K']}: your masked loads give 1 "
+                "there (`other=1.0`), and 1 * 1 adds 1 per lane. Masked lanes must add nothing "
+                "to a dot product: `other=0.0`."
+            )
     steps = _matmul_k_steps(case, mismatch) or _matmul_layout(probe)[0]
     if steps:
         return steps
@@ -2344,6 +2378,14 @@ def _cross_entropy_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
             "your loss is what logits rounded to float16 give: keep the logits and the "
             "running statistics in float32 (`tl.dot` accumulates in float32; do not cast "
             "its result to float16)."
+        )
+    picked = np.einsum("ij,ij->i", h.astype(np.float64), w[target].astype(np.float64))
+    lse = mismatch.expected.astype(np.float64) + picked
+    if _close(got, (np.logaddexp(lse, 0.0) - picked).astype(np.float32), **near):
+        return (
+            "your log-sum-exp has exactly one term too many, exp(0 - m): one column with logit "
+            "0 past the vocabulary. Column `vocab` itself gets in with `cols <= vocab`; the "
+            "mask is `cols < vocab`, and masked columns' logits are -inf."
         )
     for misread in _w_misread(w, case.args["stride_w"]).values():
         pattern = _cross_entropy_np(h, misread, target, block)

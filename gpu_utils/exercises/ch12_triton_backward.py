@@ -383,6 +383,14 @@ def _hint(case: TritonCase, mismatch: Mismatch) -> str:
                 "by a sum of its own. The row's log-sum-exp is given (`lse_ptr + row`): "
                 "`tl.exp(x - lse)` needs no sum in this kernel."
             )
+    onehot = np.zeros_like(x, dtype=np.float64)
+    onehot[np.arange(x.shape[0]), case.extra["target"]] = 1.0
+    log_softmax = x.astype(np.float64) - case.extra["lse"][:, None]
+    if _close(got, (log_softmax - onehot) * d[:, None], written):
+        return (
+            "your softmax part is the log-softmax, x - lse: the softmax is its exp, "
+            "`tl.exp(x - lse)`, so dlogits = (tl.exp(x - lse) - onehot) * dloss."
+        )
     if case.extra["strided"]:
         return (
             "only the case whose rows are not contiguous is wrong (logits' rows are "

@@ -42,6 +42,7 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     ),
     Blind(
         name="va_int_cast",
+        hints=("whole number",),
         exercise_id="triton_vector_add",
         half="held2",
         correct=False,
@@ -81,6 +82,7 @@ def outer_add_kernel(x_ptr, y_ptr, out_ptr, M, N, out_row_stride,
     ),
     Blind(
         name="oa_or_mask",
+        hints=("combine the masks of each dimension with `&`",),
         exercise_id="triton_outer_add",
         half="held2",
         correct=False,
@@ -121,6 +123,7 @@ def row_sum_kernel(x_ptr, out_ptr, x_row_stride, n_cols, BLOCK_SIZE: tl.constexp
     ),
     Blind(
         name="rs_ncols_as_stride",
+        hints=("not `row * n_cols`",),
         exercise_id="triton_row_sum",
         half="held2",
         correct=False,
@@ -172,6 +175,7 @@ def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_S
     ),
     Blind(
         name="sm_max_updated_before_rescale",
+        hints=("not rescaled",),
         exercise_id="triton_softmax",
         half="held2",
         correct=False,
@@ -198,6 +202,7 @@ def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_S
     ),
     Blind(
         name="sm_float16_load",
+        hints=("float16",),
         exercise_id="triton_softmax",
         half="held2",
         correct=False,
@@ -278,6 +283,7 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, x_row_stride, out_row_stride,
     ),
     Blind(
         name="ln_square_of_sum",
+        hints=("sum((x - mean)^2)",),
         exercise_id="triton_layernorm",
         half="held2",
         correct=False,
@@ -303,6 +309,7 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, x_row_stride, out_row_stride,
     ),
     Blind(
         name="ln_times_std",
+        hints=("instead of dividing",),
         exercise_id="triton_layernorm",
         half="held2",
         correct=False,
@@ -327,6 +334,7 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, x_row_stride, out_row_stride,
     ),
     Blind(
         name="ln_bias_from_w",
+        hints=("times w plus w",),
         exercise_id="triton_layernorm",
         half="held2",
         correct=False,
@@ -379,6 +387,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     ),
     Blind(
         name="mm_other_one",
+        hints=("`other=0.0`",),
         exercise_id="triton_matmul",
         half="held2",
         correct=False,
@@ -411,6 +420,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     ),
     Blind(
         name="mm_a_rows_unmasked",
+        hints=("`offs_m`, which the mask does not bound",),
         exercise_id="triton_matmul",
         half="held2",
         correct=False,
@@ -443,6 +453,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     ),
     Blind(
         name="mm_b_steps_along_n",
+        hints=("`b_ptrs += BLOCK_K * stride_bk`",),
         exercise_id="triton_matmul",
         half="held2",
         correct=False,
@@ -540,6 +551,7 @@ def attention_kernel(
     ),
     Blind(
         name="fa_alpha_after_update",
+        hints=("rescaled when the running maximum grows",),
         exercise_id="triton_flash_attention",
         half="held2",
         correct=False,
@@ -672,6 +684,7 @@ def attention_kernel(
     ),
     Blind(
         name="fa_q_unmasked",
+        hints=("this access has no mask",),
         exercise_id="triton_flash_attention",
         half="held2",
         correct=False,
@@ -779,6 +792,7 @@ def cross_entropy_kernel(
     ),
     Blind(
         name="ce_hidden_as_stride",
+        hints=("a strided view",),
         exercise_id="triton_cross_entropy",
         half="held2",
         correct=False,
@@ -867,6 +881,7 @@ def cross_entropy_kernel(
     ),
     Blind(
         name="ce_vocab_mask_le",
+        hints=("one term too many",),
         exercise_id="triton_cross_entropy",
         half="held2",
         correct=False,
@@ -944,6 +959,7 @@ def cross_entropy_backward_kernel(
     ),
     Blind(
         name="ceb_dloss_row0",
+        hints=("`dloss_ptr + row`",),
         exercise_id="triton_cross_entropy_backward",
         half="held2",
         correct=False,
@@ -977,6 +993,7 @@ def cross_entropy_backward_kernel(
     ),
     Blind(
         name="ceb_log_softmax",
+        hints=("log-softmax",),
         exercise_id="triton_cross_entropy_backward",
         half="held2",
         correct=False,
@@ -1010,6 +1027,7 @@ def cross_entropy_backward_kernel(
     ),
     Blind(
         name="ceb_vocab_as_stride",
+        hints=("a strided view",),
         exercise_id="triton_cross_entropy_backward",
         half="held2",
         correct=False,
