@@ -546,6 +546,17 @@ def _softmax_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
             "that writes must cover every block, `range(0, n_cols, BLOCK_SIZE)`, including "
             "the last, partial one (masked with `cols < n_cols`)."
         )
+    relation = ev.find_relation(
+        got, mismatch.expected, rtol=case.rtol, atol=case.atol, poisoned=mismatch.unwritten
+    )
+    if relation is not None and relation.kind == "row_factor" and not relation.subset:
+        return (
+            "each row of yours is the right row times a factor of its own, so within a row "
+            "the values are right relative to each other and only what the row is divided by "
+            "is off: the sum s (every block added to it exactly once, rescaled by "
+            "exp(m_old - m_new) when the maximum grows) or the m of the second pass (the "
+            "row's final maximum, the one s was summed against). Then out = exp(x - m) / s."
+        )
     return (
         "check the two passes against chapter 05's online softmax: m starts at -inf, "
         "s = s * exp(m_old - m_new) + sum(exp(x - m_new)) over the blocks, then "

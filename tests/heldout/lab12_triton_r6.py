@@ -231,6 +231,7 @@ def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_S
     ),
     Blind(
         name="sm_first_block_twice",
+        hints=("added to it exactly once",),
         exercise_id="triton_softmax",
         half="held2",
         correct=False,
