@@ -1676,7 +1676,26 @@ def _attention_candidates(case: TritonCase) -> list[tuple[np.ndarray, str]]:
             found.append(
                 (_flash_np(q, k, v, causal, scale, block, query_block=bm, **changes), text)
             )
-    seq = case.args["seq_len"]
+    seq, bm = case.args["seq_len"], case.constexprs["BLOCK_M"]
+    if dim == bm and seq % bm == 0:  # o = acc / l_i without [:, None]: l_i runs along d
+        scores = (q.astype(np.float64) @ k.astype(np.float64).T) * scale
+        if causal:
+            rows, cols = np.indices(scores.shape)
+            scores = np.where(cols <= rows, scores, -np.inf)
+        with np.errstate(invalid="ignore"):
+            l_i = np.exp(scores - scores.max(axis=1, keepdims=True)).sum(axis=1)
+        starts = np.arange(seq) // bm * bm
+        along_d = l_i[starts[:, None] + np.arange(dim)[None, :]]
+        right = _attention_np(q, k, v, causal, scale).astype(np.float64)
+        found.append(
+            (
+                (right * l_i[:, None] / along_d).astype(np.float32),
+                "your final division broadcasts l_i along the head dimension: `acc / l_i` "
+                "divides column d of each query block by row d's sum (it only runs because "
+                "HEAD_DIM equals BLOCK_M). Divide each row by its own sum, "
+                "`acc / l_i[:, None]`.",
+            )
+        )
     if seq % block:
         keys = np.vstack([k, np.zeros((-seq % block, dim), np.float16)])
         values = np.vstack([v, np.zeros_like(keys[seq:])])
@@ -2392,6 +2411,15 @@ def _cross_entropy_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
         )
     picked = np.einsum("ij,ij->i", h.astype(np.float64), w[target].astype(np.float64))
     lse = mismatch.expected.astype(np.float64) + picked
+    bm, n_rows = case.constexprs["BLOCK_M"], len(picked)
+    block_sums = np.array([picked[i // bm * bm : i // bm * bm + bm].sum() for i in range(n_rows)])
+    if bm > 1 and n_rows > 1 and _close(got, (lse - block_sums).astype(np.float32), **near):
+        return (
+            "each row's target logit is the sum of the target logits of all the rows of its "
+            f"block of BLOCK_M = {bm}: the `tl.sum` that picks it adds over the whole tile. Sum "
+            "over the columns only, one value per row: "
+            "`tl.sum(tl.where(cols[None, :] == target[:, None], logits, 0.0), axis=1)`."
+        )
     if _close(got, (np.logaddexp(lse, 0.0) - picked).astype(np.float32), **near):
         return (
             "your log-sum-exp has exactly one term too many, exp(0 - m): one column with logit "

@@ -619,6 +619,7 @@ def attention_kernel(
     ),
     Blind(
         name="fa_divide_without_column",
+        hints=("`acc / l_i[:, None]`",),
         exercise_id="triton_flash_attention",
         half="held2",
         correct=False,
@@ -838,6 +839,7 @@ def cross_entropy_kernel(
     ),
     Blind(
         name="ce_pick_sum_no_axis",
+        hints=("adds over the whole tile",),
         exercise_id="triton_cross_entropy",
         half="held2",
         correct=False,
