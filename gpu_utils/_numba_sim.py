@@ -77,13 +77,9 @@ def select_engine() -> str:
     ``GPU_COURSE_SIM=numba`` keeps numba-cuda's simulator, ``compare`` runs both and logs any
     difference (:mod:`gpu_utils.sim.compare`). Read once; returns the engine in use."""
     global _engine_hooked, _numba_call
-    from .sim import engine
+    from .sim import engine_or_default
 
-    try:
-        chosen = engine()
-    except ValueError as error:  # a misspelt value: say so, and run the default engine
-        warnings.warn(f"{error}; the course's simulator runs the kernels", RuntimeWarning, 2)
-        chosen = "course"
+    chosen = engine_or_default(warn=True)  # a misspelt value: says so, runs the default
     if chosen == "numba" or _engine_hooked:
         return chosen
     from numba.cuda.simulator import kernel

@@ -711,12 +711,9 @@ def traced_on() -> str:
 
     if not config.ENABLE_CUDASIM:
         return "numba"
-    from .sim import engine
+    from .sim import engine_or_default
 
-    try:
-        return engine()
-    except ValueError:  # a misspelt value: the default engine (select_engine warns)
-        return "course"
+    return engine_or_default()  # a misspelt value: the default (the launch hook warns)
 
 
 def run(

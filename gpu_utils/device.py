@@ -146,12 +146,9 @@ def _gpu_info() -> DeviceInfo:
 def _simulator_engine() -> str:
     """``"course"`` (the course's simulator, the default) or ``"numba"`` (numba-cuda's,
     ``GPU_COURSE_SIM=numba``); a misspelt value runs the default."""
-    from .sim import engine
+    from .sim import engine_or_default
 
-    try:
-        return "numba" if engine() == "numba" else "course"
-    except ValueError:
-        return "course"
+    return "numba" if engine_or_default() == "numba" else "course"
 
 
 def _simulator_info() -> DeviceInfo:

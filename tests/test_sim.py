@@ -640,6 +640,21 @@ def test_a_misspelt_engine_warns_and_keeps_the_default(monkeypatch):
         assert _numba_sim.select_engine() == "course"
 
 
+def test_every_reader_of_the_setting_runs_the_default_for_a_misspelt_value(monkeypatch):
+    import warnings
+
+    from gpu_utils import _trace_run, device
+
+    monkeypatch.setenv("GPU_COURSE_SIM", "numbaa")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # only the launch hook warns: no warning from these
+        assert sim.engine_or_default() == "course"
+        assert _trace_run.traced_on() == "course"
+        assert device._simulator_engine() == "course"
+    monkeypatch.setenv("GPU_COURSE_SIM", "numba")
+    assert (_trace_run.traced_on(), device._simulator_engine()) == ("numba", "numba")
+
+
 def test_the_engine_variable():
     assert sim.engine({}) == "course"
     assert sim.engine({"GPU_COURSE_SIM": "numba"}) == "numba"

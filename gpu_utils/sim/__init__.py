@@ -35,6 +35,7 @@ numba's engine; ``compare`` traces on both and logs differences), and so does ``
 from __future__ import annotations
 
 import os
+import warnings
 
 from .engine import LOOP_LIMIT_S, launch
 from .errors import BarrierDivergence, KernelLoops, SimulatorError
@@ -58,6 +59,7 @@ __all__ = [
     "WarpDivergence",
     "WarpError",
     "engine",
+    "engine_or_default",
     "launch",
 ]
 
@@ -75,3 +77,15 @@ def engine(environ=None) -> str:
         f"{ENV}={value!r}: leave it unset (or course) for the course's simulator, or use "
         f"{ENV}=numba for numba-cuda's"
     )
+
+
+def engine_or_default(*, warn: bool = False) -> str:
+    """:func:`engine`, except that a misspelt ``GPU_COURSE_SIM`` gives the default, ``"course"``
+    (with a ``RuntimeWarning`` that names the right values when ``warn``): the one rule every
+    reader of the setting follows (the launch hook warns; the trace and the device text do not)."""
+    try:
+        return engine()
+    except ValueError as error:
+        if warn:
+            warnings.warn(f"{error}; the course's simulator runs the kernels", RuntimeWarning, 3)
+        return "course"
