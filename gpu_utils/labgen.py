@@ -1,4 +1,4 @@
-"""Generate ``labs/`` from ``solutions/`` (``make labs``; ``make labs-check`` in CI).
+"""Generate ``labs/`` from ``solutions/`` (authoring: ``make labs``; ``make labs-check`` in CI).
 
 Each solution notebook is the one source of its lab: code between ``### BEGIN SOLUTION`` and
 ``### END SOLUTION`` is replaced by a stub (``raise NotImplementedError()``) with nbgrader's

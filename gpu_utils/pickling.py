@@ -1,4 +1,4 @@
-"""Send a learner's function or kernel to another Python process.
+"""Send a learner's function or kernel to another Python process (course machinery).
 
 The exercise checker, ``gu.dist`` and ``gu.ptx`` all run learners' code in a fresh
 interpreter. Functions defined in a notebook, a test file or a script cannot be imported there by

@@ -1,4 +1,5 @@
-"""Reference measurements recorded on a named GPU, shown by notebooks running on the simulator.
+"""Reference measurements recorded on a named GPU, shown by notebooks running on the simulator
+(chapters 01, 03-07, 10 and 12: wherever a chapter times something on a GPU).
 
 A benchmark script (``benchmarks/*.py``) measures on a real GPU and calls :func:`save`; the file
 it writes, ``gpu_utils/reference_data/<name>.json``, records the device, the date, the command and

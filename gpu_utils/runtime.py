@@ -46,7 +46,6 @@ import os
 import re
 import sys
 import warnings
-from importlib import metadata
 from typing import TypeVar
 
 MODES = ("gpu", "simulator")
@@ -132,6 +131,8 @@ mode, mode_reason, mode_conflict = _settle()
 
 def _release(package: str) -> tuple[int, int] | None:
     """(major, minor) of an installed package, from its metadata (nothing is imported)."""
+    from importlib import metadata  # here, not at import: it costs ~25 ms of `import gpu_utils`
+
     try:
         found = re.match(r"(\d+)\.(\d+)", metadata.version(package))
     except metadata.PackageNotFoundError:

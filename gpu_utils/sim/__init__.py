@@ -1,5 +1,6 @@
-"""The course's own CUDA simulator (issue 29, first engine): runs ``@cuda.jit`` kernels without
-a GPU, every CUDA thread of a block a Python generator in one OS thread, barriers as ``yield``.
+"""The course's own CUDA simulator (chapter 00, "How the course runs"; every kernel of chapters
+02-06 and 13 without a GPU): runs ``@cuda.jit`` kernels, every CUDA thread of a block a Python
+generator in one OS thread, barriers as ``yield`` (issue 29).
 
 The default in simulator mode: launches of ``@cuda.jit`` kernels go through this engine.
 ``GPU_COURSE_SIM`` (read once, when numba's simulator is first used) selects another:
