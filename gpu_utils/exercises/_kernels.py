@@ -212,6 +212,38 @@ GUARD_HINT_2D = (
 )
 
 
+def out_of_bounds(error: str) -> tuple[int, int, int] | None:
+    """(index, axis, size) from an explained IndexError."""
+    match = re.search(
+        r"used index (-?\d+) on axis (\d+) of an array whose size there is (\d+)", error
+    )
+    return tuple(int(g) for g in match.groups()) if match else None
+
+
+def index_error_target(case: Case, error: str) -> str:
+    """For any chapter's kernel hints: what an out-of-bounds index hit, from the checker's account of the error (its ``array``,
+    ``is_global``, ``axis``, ``size`` and the line's ``source`` where known): "shared" (an array
+    of the kernel's own, such as a shared tile), "write" (a store into a kernel argument), "read"
+    (a load from one), or "" when it cannot be told."""
+    array = getattr(error, "array", "")
+    axis, size = getattr(error, "axis", None), getattr(error, "size", None)
+    if axis is None or size is None:
+        bounds = out_of_bounds(error)
+        if not bounds:
+            return ""
+        _, axis, size = bounds
+    if array and not getattr(error, "is_global", True):
+        return "shared"
+    if array:
+        source = getattr(error, "source", "")
+        store = re.match(rf"\s*{re.escape(array)}\s*\[[^\]]*\]\s*[-+*/]?=(?!=)", source)
+        return "write" if store else "read"
+    arrays = [*case.inputs, *case.outputs]
+    if not any(np.ndim(a) > axis and np.shape(a)[axis] == size for a in arrays):
+        return "shared"
+    return ""
+
+
 def compare(case: Case, outputs: Sequence[np.ndarray], names: Sequence[str]) -> Mismatch | None:
     """The first output that differs from the expected one, or None when all match."""
     for name, got, expected in zip(names, outputs, case.expected, strict=True):

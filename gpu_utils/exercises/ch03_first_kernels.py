@@ -15,6 +15,7 @@ from ._kernels import (
     Mismatch,
     blocks_for,
     kernel_exercise,
+    out_of_bounds,
     poisoned,
     race_hint,
     random_inputs,
@@ -54,38 +55,6 @@ def _failing_thread(error: str, threads_per_block: int) -> int | None:
     if not match:
         return None
     return int(match.group(2)) * threads_per_block + int(match.group(1))
-
-
-def _out_of_bounds(error: str) -> tuple[int, int, int] | None:
-    """(index, axis, size) from an explained IndexError."""
-    match = re.search(
-        r"used index (-?\d+) on axis (\d+) of an array whose size there is (\d+)", error
-    )
-    return tuple(int(g) for g in match.groups()) if match else None
-
-
-def index_error_target(case: Case, error: str) -> str:
-    """What an out-of-bounds index hit, from the checker's account of the error (its ``array``,
-    ``is_global``, ``axis``, ``size`` and the line's ``source`` where known): "shared" (an array
-    of the kernel's own, such as a shared tile), "write" (a store into a kernel argument), "read"
-    (a load from one), or "" when it cannot be told."""
-    array = getattr(error, "array", "")
-    axis, size = getattr(error, "axis", None), getattr(error, "size", None)
-    if axis is None or size is None:
-        bounds = _out_of_bounds(error)
-        if not bounds:
-            return ""
-        _, axis, size = bounds
-    if array and not getattr(error, "is_global", True):
-        return "shared"
-    if array:
-        source = getattr(error, "source", "")
-        store = re.match(rf"\s*{re.escape(array)}\s*\[[^\]]*\]\s*[-+*/]?=(?!=)", source)
-        return "write" if store else "read"
-    arrays = [*case.inputs, *case.outputs]
-    if not any(np.ndim(a) > axis and np.shape(a)[axis] == size for a in arrays):
-        return "shared"
-    return ""
 
 
 def _outside_the_matrix(case: Case, error: str) -> bool:
@@ -350,7 +319,7 @@ def _sum_race_hint(race: Race) -> str:
 
 def _sum_error_hint(case: Case, error: str) -> str:
     (x,) = case.inputs
-    bounds = _out_of_bounds(error)
+    bounds = out_of_bounds(error)
     if bounds and bounds[2] == 1 and x.size != 1:  # the 1-element output, indexed with i
         return (
             "`out` has a single element, out[0], which every thread adds into: "
@@ -575,7 +544,7 @@ def _stencil_hint(case: Case, mismatch: Mismatch) -> str:
 def _stencil_error_hint(case: Case, error: str) -> str:
     (x,) = case.inputs
     thread = _failing_thread(error, THREADS_1D)
-    bounds = _out_of_bounds(error)
+    bounds = out_of_bounds(error)
     if thread is not None and thread < x.size and bounds and bounds[0] == x.size:
         return (
             f"thread {thread} (the last element) read its right neighbour x[{x.size}], past the "
@@ -737,7 +706,7 @@ def _bias_hint(case: Case, mismatch: Mismatch) -> str:
 
 def _bias_error_hint(case: Case, error: str) -> str:
     x, _ = case.inputs
-    bounds = _out_of_bounds(error)
+    bounds = out_of_bounds(error)
     if bounds and bounds[1] == 0 and bounds[2] == x.shape[1] and x.shape[1] < x.shape[0]:
         return (
             f"an index ran past {x.shape[1]}, the length of `bias`: the bias has one entry per "
@@ -814,7 +783,7 @@ def _row_sums_hint(case: Case, mismatch: Mismatch) -> str:
 
 def _row_sums_error_hint(case: Case, error: str) -> str:
     (x,) = case.inputs
-    bounds = _out_of_bounds(error)
+    bounds = out_of_bounds(error)
     if bounds and bounds[1] == 1:
         return (
             f"an index ran past the {x.shape[1]} columns of x: a row has x.shape[1] values, so "

@@ -11,6 +11,7 @@ from ._kernels import (
     Mismatch,
     blocks_for,
     coalesced,
+    index_error_target,
     kernel_exercise,
     max_loads_per_element,
     max_stores_per_element,
@@ -21,7 +22,6 @@ from ._kernels import (
     uses_shared_memory,
 )
 from ._registry import register
-from .ch03_first_kernels import index_error_target
 
 CHAPTER = "04_memory"
 

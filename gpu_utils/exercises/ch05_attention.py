@@ -24,12 +24,12 @@ from ._kernels import (
     Mismatch,
     TraceRequirement,
     blocks_for,
+    index_error_target,
     kernel_exercise,
     max_loads_per_element,
     poisoned,
 )
 from ._registry import register
-from .ch03_first_kernels import index_error_target
 
 CHAPTER = "05_parallel_patterns"
 WARP = 32  # online_softmax: one warp per row

@@ -18,6 +18,7 @@ from ._kernels import (
     TraceRequirement,
     blocks_for,
     coalesced,
+    index_error_target,
     kernel_exercise,
     max_divergent_branches,
     no_bank_conflicts,
@@ -25,7 +26,6 @@ from ._kernels import (
     random_inputs,
 )
 from ._registry import register
-from .ch03_first_kernels import index_error_target
 
 CHAPTER = "05_parallel_patterns"
 BLOCK = 64  # threads per block: two warps

@@ -19,6 +19,7 @@ from ._kernels import (
     TraceRequirement,
     blocks_for,
     coalesced,
+    index_error_target,
     kernel_exercise,
     no_bank_conflicts,
     poisoned,
@@ -27,7 +28,6 @@ from ._kernels import (
 )
 from ._numeric import NumericAnswer, numeric_exercise
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
-from .ch03_first_kernels import index_error_target
 
 CHAPTER = "06_matmul"
 TILE = 8  # 8 x 8 = 64 threads: two warps, few enough for the simulator's syncthreads

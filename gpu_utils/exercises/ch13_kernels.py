@@ -33,11 +33,18 @@ import numpy as np
 from .. import runtime
 from ..inference_kernels import _decode_gemv
 from . import _evidence as ev
-from ._kernels import Case, Mismatch, coalesced, kernel_exercise, poisoned, random_inputs
+from ._kernels import (
+    Case,
+    Mismatch,
+    coalesced,
+    index_error_target,
+    kernel_exercise,
+    poisoned,
+    random_inputs,
+)
 from ._kernels import race_hint as _race_hint
 from ._registry import CheckResult, register
 from ._triton import LaunchError, TritonCase, register_reducer, triton_exercise
-from .ch03_first_kernels import index_error_target
 
 CHAPTER = "13_serving"
 
