@@ -21,6 +21,11 @@ was taken through ``heldout.submitted`` and run beside the reference solution.
 
 Each correct answer agreed with the reference on every input above; each wrong answer differed
 on at least one (or raised, or looped: the endless loop was stopped by an alarm after 5 s).
+The subtle ones were seen right where intended: clearing the blocks only matches on step 1 and
+differs from step 2; the cached token count and ignore_index=-1 match on the unpadded call 1
+and differ (or raise) on the padded call 2; squeeze() raises only for a batch of 1; split(3)
+only works for d_model 3; view() after transpose only for 1 head or 1 token; 1/sqrt(n_heads)
+only matches for d_model 16 with 4 heads (or 1 token).
 """
 
 from heldout import Blind
@@ -198,6 +203,30 @@ def train_step(model, optimizer, tokens, targets):
     loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
     l2 = sum((p**2).sum() for p in model.parameters())
     loss = loss + 1e-3 * l2  # a little regularisation
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Blind(
+        name="train_squeeze_batch_of_one",
+        exercise_id="primer_train_step",
+        half="held2",
+        correct=False,
+        cause=(
+            "logits.squeeze() also drops the batch axis when the batch holds one sequence, so "
+            "flatten(0, 1) then merges the positions with the vocabulary and the cross-entropy "
+            "fails (an error for a batch of 1; right for larger batches): do not squeeze."
+        ),
+        source="""
+import torch.nn.functional as F
+
+
+def train_step(model, optimizer, tokens, targets):
+    optimizer.zero_grad()
+    logits, _ = model(tokens)
+    logits = logits.squeeze()  # drop any extra dimension
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
     loss.backward()
     optimizer.step()
     return loss.item()
@@ -681,6 +710,63 @@ def accumulate_step(model, optimizer, micro_batches):
         total += loss.item()
     optimizer.step()
     return total
+""",
+    ),
+    Blind(
+        name="accumulate_ok_divide_grads_after",
+        exercise_id="primer_accumulate_step",
+        half="held2",
+        correct=True,
+        source="""
+import torch.nn.functional as F
+
+
+def accumulate_step(model, optimizer, micro_batches):
+    optimizer.zero_grad()
+    n_tokens = 0
+    summed_total = 0.0
+    for tokens, targets in micro_batches:
+        logits, _ = model(tokens)
+        summed = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum")
+        summed.backward()  # .grad now holds the sum over the real tokens seen so far
+        n_tokens += int((targets != -100).sum())
+        summed_total += summed.item()
+    for p in model.parameters():  # a tied weight is listed once, so divided once
+        if p.grad is not None:
+            p.grad /= n_tokens
+    optimizer.step()
+    return summed_total / n_tokens
+""",
+    ),
+    Blind(
+        name="accumulate_grads_divided_after_step",
+        exercise_id="primer_accumulate_step",
+        half="held2",
+        correct=False,
+        cause=(
+            "The summed gradients are divided by the real-token count only after "
+            "optimizer.step(), so the step used the batch's summed gradients (N times too "
+            "large): divide before the step (or divide each loss before backward)."
+        ),
+        source="""
+import torch.nn.functional as F
+
+
+def accumulate_step(model, optimizer, micro_batches):
+    optimizer.zero_grad()
+    n_tokens = 0
+    summed_total = 0.0
+    for tokens, targets in micro_batches:
+        logits, _ = model(tokens)
+        summed = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum")
+        summed.backward()
+        n_tokens += int((targets != -100).sum())
+        summed_total += summed.item()
+    optimizer.step()
+    for p in model.parameters():
+        if p.grad is not None:
+            p.grad /= n_tokens
+    return summed_total / n_tokens
 """,
     ),
 ]
