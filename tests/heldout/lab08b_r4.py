@@ -1,6 +1,6 @@
 """Held-out answers to lab 08b, round 4 (``half="held2"``), written blind.
 
-Written on 2026-11-28 (23:10-00:20 UTC) by a helper session that never read the lab's checker
+Written on 2026-11-28 (23:10-23:20 UTC) by a helper session that never read the lab's checker
 (``gpu_utils/exercises/``), its tests or its messages, nor the other rounds' answer files: only the
 learner's lab (``labs/08b_pytorch_primer_lab.ipynb``), the reference solutions' code cells,
 ``gpu_utils/gpt.py`` and the list of earlier rounds' causes (whose mistakes these avoid).
