@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import runtime
 from ..pickling import python_function
+from . import _evidence as ev
 from ._errors import signature_problem
 from ._kernels import Mismatch
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed
@@ -1297,3 +1298,76 @@ __all__ = [
     "triton_exercise",
     "triton_module",
 ]
+
+
+# --- helpers the Triton chapters' checkers share (chapter 12, its ramp and backward parts, 13) ---
+
+
+def torch_module():
+    """torch, imported when a Triton check first needs it."""
+    import torch
+
+    return torch
+
+
+def tensor(array: np.ndarray, dtype=None):
+    """A torch tensor of ``array`` (contiguous), cast to ``dtype`` when given."""
+    torch = torch_module()
+    result = torch.from_numpy(np.ascontiguousarray(array))
+    return result.to(dtype) if dtype is not None else result
+
+
+def nan_tensor(*shape):
+    """A float32 torch tensor of NaN: an output the kernel must overwrite."""
+    return torch_module().full(shape, float("nan"))
+
+
+def cdiv(n: int, block: int) -> int:
+    """Blocks of ``block`` that cover ``n`` (``triton.cdiv``)."""
+    return (n + block - 1) // block
+
+
+def _small_error(mismatch: Mismatch) -> float | None:
+    """The largest relative error of the wrong elements when it lies in 1e-4..1e-2 (the size
+    of float16 rounding) and every wrong element is finite and written; else None."""
+    bad = mismatch.wrong
+    if not bad.any() or mismatch.unwritten.any():
+        return None
+    got, want = mismatch.got[bad].astype(np.float64), mismatch.expected[bad].astype(np.float64)
+    if not (np.isfinite(got).all() and np.isfinite(want).all()):
+        return None
+    with np.errstate(all="ignore"):
+        relative = np.abs(got - want) / np.maximum(np.abs(want), 1e-30)
+    top = float(relative.max())
+    return top if 1e-4 <= top <= 1e-2 else None
+
+
+def observed_relation(case: TritonCase, mismatch: Mismatch) -> str:
+    """A sentence on how the wrong values relate to the right ones, when ``_evidence`` finds a
+    relation that says something (a factor, an offset, a shift, another row's values); ""
+    otherwise. A factor that reads as 1 or an offset that reads as 0 says nothing: a small
+    relative error is reported as the size of float16 rounding instead."""
+    relation = ev.find_relation(
+        mismatch.got,
+        mismatch.expected,
+        rtol=case.rtol,
+        atol=case.atol,
+        poisoned=mismatch.unwritten,
+    )
+    small = _small_error(mismatch)
+    trivial = relation is not None and (
+        (relation.kind == "constant_factor" and f"{relation.value:.4g}" == "1")
+        or (relation.kind == "offset" and f"{relation.value:.4g}" in ("0", "-0"))
+    )
+    if small is not None and (relation is None or trivial):
+        return (
+            f" Observed: the wrong values differ from the right ones by at most {small:.1e} "
+            "relative, the size of float16 rounding (about 3 decimal digits): some quantity "
+            "is computed or accumulated in float16; keep it in float32."
+        )
+    if trivial:
+        return ""
+    if relation is None or relation.kind in ("unwritten", "nonfinite", "candidate"):
+        return ""
+    where = " (on the wrong elements)" if relation.subset else ""
+    return f" Observed: {relation.describe()}{where}."

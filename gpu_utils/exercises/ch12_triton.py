@@ -32,30 +32,15 @@ from . import _evidence as ev
 from ._kernels import Mismatch
 from ._registry import register
 from ._triton import LaunchError, TritonCase, register_reducer, triton_exercise
+from ._triton import cdiv as _cdiv
+from ._triton import nan_tensor as _nan
+from ._triton import observed_relation as _relation
+from ._triton import tensor as _tensor
+from ._triton import torch_module as _torch
 
 CHAPTER = "12_triton"
 
 register_reducer()  # a compiled kernel (GPU mode) travels to the checker by its function
-
-
-def _torch():
-    import torch
-
-    return torch
-
-
-def _tensor(array: np.ndarray, dtype=None):
-    torch = _torch()
-    tensor = torch.from_numpy(np.ascontiguousarray(array))
-    return tensor.to(dtype) if dtype is not None else tensor
-
-
-def _nan(*shape):
-    return _torch().full(shape, float("nan"))
-
-
-def _cdiv(n: int, block: int) -> int:
-    return (n + block - 1) // block
 
 
 def _close(got: np.ndarray, pattern: np.ndarray, rtol=1e-3, atol=1e-4) -> bool:
@@ -67,52 +52,6 @@ def _nonfinite(mismatch: Mismatch) -> bool:
     """A written output is inf or NaN where a finite value was expected."""
     bad = ~np.isfinite(mismatch.got) & np.isfinite(mismatch.expected) & ~mismatch.unwritten
     return bool(bad.any())
-
-
-def _small_error(mismatch: Mismatch) -> float | None:
-    """The largest relative error of the wrong elements when it lies in 1e-4..1e-2 (the size
-    of float16 rounding) and every wrong element is finite and written; else None."""
-    bad = mismatch.wrong
-    if not bad.any() or mismatch.unwritten.any():
-        return None
-    got, want = mismatch.got[bad].astype(np.float64), mismatch.expected[bad].astype(np.float64)
-    if not (np.isfinite(got).all() and np.isfinite(want).all()):
-        return None
-    with np.errstate(all="ignore"):
-        relative = np.abs(got - want) / np.maximum(np.abs(want), 1e-30)
-    top = float(relative.max())
-    return top if 1e-4 <= top <= 1e-2 else None
-
-
-def _relation(case: TritonCase, mismatch: Mismatch) -> str:
-    """A sentence on how the wrong values relate to the right ones, when ``_evidence`` finds a
-    relation that says something (a factor, an offset, a shift, another row's values); ""
-    otherwise. A factor that reads as 1 or an offset that reads as 0 says nothing: a small
-    relative error is reported as the size of float16 rounding instead."""
-    relation = ev.find_relation(
-        mismatch.got,
-        mismatch.expected,
-        rtol=case.rtol,
-        atol=case.atol,
-        poisoned=mismatch.unwritten,
-    )
-    small = _small_error(mismatch)
-    trivial = relation is not None and (
-        (relation.kind == "constant_factor" and f"{relation.value:.4g}" == "1")
-        or (relation.kind == "offset" and f"{relation.value:.4g}" in ("0", "-0"))
-    )
-    if small is not None and (relation is None or trivial):
-        return (
-            f" Observed: the wrong values differ from the right ones by at most {small:.1e} "
-            "relative, the size of float16 rounding (about 3 decimal digits): some quantity "
-            "is computed or accumulated in float16; keep it in float32."
-        )
-    if trivial:
-        return ""
-    if relation is None or relation.kind in ("unwritten", "nonfinite", "candidate"):
-        return ""
-    where = " (on the wrong elements)" if relation.subset else ""
-    return f" Observed: {relation.describe()}{where}."
 
 
 def _tail_only(case: TritonCase, mismatch: Mismatch, columns: int | None = None) -> bool:

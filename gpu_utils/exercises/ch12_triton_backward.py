@@ -30,8 +30,9 @@ from . import _evidence as ev
 from ._kernels import Mismatch
 from ._registry import register
 from ._triton import TritonCase, register_reducer, triton_exercise
-from .ch12_triton import _nan, _tensor
-from .ch12_triton import _relation as _observed
+from ._triton import nan_tensor as _nan
+from ._triton import observed_relation as _observed
+from ._triton import tensor as _tensor
 
 CHAPTER = "12_triton"
 

@@ -28,8 +28,10 @@ from . import _evidence as ev
 from ._kernels import Mismatch
 from ._registry import register
 from ._triton import LaunchError, TritonCase, register_reducer, triton_exercise
-from .ch12_triton import _cdiv, _nan, _tensor
-from .ch12_triton import _relation as _observed
+from ._triton import cdiv as _cdiv
+from ._triton import nan_tensor as _nan
+from ._triton import observed_relation as _observed
+from ._triton import tensor as _tensor
 
 CHAPTER = "12_triton"
 
