@@ -35,6 +35,33 @@ def _cell(body: str) -> str:
     return PRELUDE + body
 
 
+def _variant(base: str, old: str, new: str) -> str:
+    """``base`` with one learner's change (which must be there to make)."""
+    assert base.count(old) == 1, old
+    return base.replace(old, new)
+
+
+# A learner's memory prediction that the variants below change in one place each.
+MEMORY = _cell("""
+def predict_memory_gib(layout):
+    dp, tp, pp = layout["dp"], layout["tp"], layout["pp"]
+    v, b, zero = layout["interleave"], layout["micro_batch_size"], layout["zero_stage"]
+    m = 256 // (dp * b)
+    states = gu.memory.model_state_bytes(LLAMA.params / (tp * pp), dp=dp, zero_stage=zero)
+    per_layer = gu.memory.activation_bytes_per_layer(
+        LLAMA.seq_len, b, LLAMA.hidden, LLAMA.heads, tp=tp, sequence_parallel=tp > 1,
+        recompute=layout["recompute"], dropout_masks=False, attention="flash",
+    )
+    if v == 1:
+        in_flight = min(pp, m)  # micro-batches of L/p layers on the first stage
+    else:
+        in_flight = min(v * m, v * pp + pp - 1)  # chunks of L/(p v) layers
+    activations = in_flight * per_layer * LLAMA.layers / (pp * v)
+    gathered = 2 * 2 * LLAMA.layer_params / tp if zero == 3 else 0
+    return (states.total + activations + gathered) / 2**30
+""")
+
+
 ANSWERS = [
     # ---------------------------------------------------------------- 10.1 planner_layout_fits
     Blind(
@@ -141,5 +168,155 @@ def my_layout():
     # TP 2 costs little communication; ZeRO-1 over dp = 128 shards the optimizer states
     return dict(dp=128, tp=2, pp=1, zero_stage=1, micro_batch_size=1, recompute="none", interleave=1)
 """),
+    ),
+    # ---------------------------------------------------------- 10.2 planner_memory_prediction
+    Blind(
+        name="mem_simulated_schedule",
+        exercise_id="planner_memory_prediction",
+        half="held2",
+        correct=True,
+        source=_cell("""
+def predict_memory_gib(layout):
+    dp, tp, pp = layout["dp"], layout["tp"], layout["pp"]
+    v, b, zero = layout["interleave"], layout["micro_batch_size"], layout["zero_stage"]
+    m = BATCH_TOKENS // LLAMA.seq_len // (dp * b)
+    # the whole model's states with ZeRO over dp, then this GPU's 1/(tp pp) share of them
+    states = gu.memory.model_state_bytes(LLAMA.params, dp=dp, zero_stage=zero)
+    model_bytes = (states.parameters + states.gradients + states.optimizer) / (tp * pp)
+    # how many chunks the busiest stage really holds: simulate the schedule itself
+    if pp == 1:
+        held = 1
+    elif v == 1:
+        held = max(gu.pipeline.in_flight(gu.pipeline.one_f_one_b(pp, m)))
+    else:
+        held = max(gu.pipeline.in_flight(gu.pipeline.interleaved(pp, m, v)))
+    layers_per_chunk = LLAMA.layers // (pp * v)
+    one_layer = gu.memory.activation_bytes_per_layer(
+        LLAMA.seq_len, b, LLAMA.hidden, LLAMA.heads,
+        tp=tp, sequence_parallel=tp > 1, recompute=layout["recompute"],
+        dropout_masks=False, attention="flash",
+    )
+    act_bytes = held * layers_per_chunk * one_layer
+    if zero == 3:
+        act_bytes += 2 * (2 * LLAMA.layer_params / tp)  # two gathered bf16 layers
+    return (model_bytes + act_bytes) / 2**30
+"""),
+    ),
+    Blind(
+        name="mem_by_hand_bytes",
+        exercise_id="planner_memory_prediction",
+        half="held2",
+        correct=True,
+        source=_cell("""
+def predict_memory_gib(layout):
+    dp, tp, pp = layout["dp"], layout["tp"], layout["pp"]
+    v, b, zero = layout["interleave"], layout["micro_batch_size"], layout["zero_stage"]
+    n = LLAMA.params / (tp * pp)  # parameters on this GPU
+    weights = 2 * n / (dp if zero >= 3 else 1)
+    grads = 2 * n / (dp if zero >= 2 else 1)
+    adam = 12 * n / (dp if zero >= 1 else 1)  # fp32 master, momentum, variance
+    m = 256 // (dp * b)
+    chunks = 1 if pp == 1 else (min(pp, m) if v == 1 else min(v * m, v * pp + pp - 1))
+    per_layer = gu.memory.activation_bytes_per_layer(
+        LLAMA.seq_len, b, LLAMA.hidden, LLAMA.heads, tp=tp, sequence_parallel=tp > 1,
+        recompute=layout["recompute"], dropout_masks=False, attention="flash",
+    )
+    acts = chunks * (LLAMA.layers / pp / v) * per_layer
+    extra = 4 * LLAMA.layer_params / tp if zero == 3 else 0.0
+    return (weights + grads + adam + acts + extra) / 2**30
+"""),
+    ),
+    Blind(
+        name="mem_dropout_default",
+        exercise_id="planner_memory_prediction",
+        half="held2",
+        correct=False,
+        cause=(
+            "It leaves dropout_masks at its default (True), so every layer also counts the 2 sbh "
+            "bytes of dropout masks that Llama 3, trained without dropout, never stores."
+        ),
+        source=_variant(
+            MEMORY,
+            'recompute=layout["recompute"], dropout_masks=False, ',
+            'recompute=layout["recompute"], ',
+        ),
+    ),
+    Blind(
+        name="mem_zero_over_all_gpus",
+        exercise_id="planner_memory_prediction",
+        half="held2",
+        correct=False,
+        cause=(
+            "ZeRO shards the model states over the dp ranks of a data-parallel group, not over "
+            "all 256 GPUs: with tp x pp > 1 it divides the sharded states by tp x pp twice."
+        ),
+        source=_variant(
+            MEMORY, "(tp * pp), dp=dp, zero_stage", "(tp * pp), dp=CLUSTER.n_gpus, zero_stage"
+        ),
+    ),
+    Blind(
+        name="mem_one_gathered_layer",
+        exercise_id="planner_memory_prediction",
+        half="held2",
+        correct=False,
+        cause=(
+            "With ZeRO-3 the planner counts two gathered bf16 layers (the one computing and the "
+            "one prefetched), 2 x 2 x layer_params / t bytes; it counts only one."
+        ),
+        source=_variant(MEMORY, "gathered = 2 * 2 * LLAMA", "gathered = 2 * LLAMA"),
+    ),
+    Blind(
+        name="mem_1f1b_uses_interleaved_count",
+        exercise_id="planner_memory_prediction",
+        half="held2",
+        correct=False,
+        cause=(
+            "Plain 1F1B (v = 1) keeps at most p micro-batches on the first stage; it applies the "
+            "interleaved count v p + p - 1 to it too, which gives 2p - 1 when m is large."
+        ),
+        source=_variant(
+            MEMORY,
+            """    if v == 1:
+        in_flight = min(pp, m)  # micro-batches of L/p layers on the first stage
+    else:
+        in_flight = min(v * m, v * pp + pp - 1)  # chunks of L/(p v) layers
+""",
+            """    if pp == 1:
+        in_flight = 1
+    else:  # chunks of L/(p v) layers on the first stage (v = 1: whole stages)
+        in_flight = min(v * m, v * pp + pp - 1)
+""",
+        ),
+    ),
+    Blind(
+        name="mem_scaled_by_usable_share",
+        exercise_id="planner_memory_prediction",
+        half="held2",
+        correct=False,
+        cause=(
+            "It divides the bytes by the 0.9 usable share, but the planner's figure is the memory "
+            "the GPU needs, which is then compared with the 72 GiB usable: it is 11% too large."
+        ),
+        source=_variant(
+            MEMORY,
+            "return (states.total + activations + gathered) / 2**30",
+            "return (states.total + activations + gathered) / 0.9 / 2**30  # only 90% is usable",
+        ),
+    ),
+    Blind(
+        name="mem_selective_as_full",
+        exercise_id="planner_memory_prediction",
+        half="held2",
+        correct=False,
+        cause=(
+            "It treats selective recomputation like full: selective drops only the attention "
+            "scores (which flash never stores anyway), so a layer still keeps its 32 sbh/t of "
+            "activations, not just its 2 sbh/t input."
+        ),
+        source=_variant(
+            MEMORY,
+            'recompute=layout["recompute"], dropout_masks=False',
+            'recompute="none" if layout["recompute"] == "none" else "full",\n        dropout_masks=False',
+        ),
     ),
 ]
