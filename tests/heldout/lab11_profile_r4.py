@@ -10,19 +10,33 @@ and the list of earlier rounds' causes (these answers make different mistakes).
 Verified without the checker, by scratch scripts under /tmp/lab11_profile_r4/, each answer taken
 through ``heldout.submitted``:
 
-- diagnose: every answer and the reference ``diagnose`` were run on the same profiles
-  (``capstone_profile.profile(script.train, steps=3)``) of eight scripts made with
-  ``capstone_profile.script``: the sound script with a 2-worker DataLoader, the sound script
-  with ``T.get_batch``, and six with three kinds planted covering each kind at least twice.
-  Correct answers returned the reference's set on all eight; each wrong answer returned a
-  different set on 3 to 5 of them (its comment says which), and the looping answer was
-  stopped after 20 s without returning.
-- fix: every answer and the reference ``fixed_train`` were run for 3 steps (and profiled): the
-  reference ``diagnose`` of its profile, ``capstone_profile.tokens_per_step``, the returned
-  losses (type, length, first and last), and the weights after 3 steps (seeded runs) compared.
-  Correct answers: an empty diagnosis, >= 16 windows per step, a list of 3 floats whose loss
-  goes down over 20 steps. Each wrong answer differs from the reference in what its cause names
-  (measured figures in each answer's comment).
+- diagnose (/tmp/lab11_profile_r4/verify_diag.py): every answer and the reference ``diagnose``
+  were run on the same profiles (``capstone_profile.profile(script.train, steps=3)``) of eight
+  scripts made with ``capstone_profile.script``: the sound script with a 2-worker DataLoader,
+  the sound script with ``T.get_batch``, and six with three kinds planted, each kind in at least
+  two. Both correct answers returned the reference's set on all eight. Wrong ones differ:
+  stack_means_collate adds "loader" on the 3 scripts that stack their losses with a sound
+  loader (not on host_sync scripts, which return their list directly), lowercase_float adds
+  "fp32" on all 5 autocast scripts, matmul_rows misses "small_batch" on all 3 (rows 64),
+  foreach_only_top_level adds "optimizer_loop" on all 5 foreach scripts, ProfilerStep adds
+  "host_sync" on all 5 without it, recompute_by_embedding misses "recompute" on all 3 (the
+  embedding counts stay 6 and 6), parent_walk had not returned after 20 s.
+- fix (/tmp/lab11_profile_r4/verify_fix.py): every answer and the reference ``fixed_train``
+  were run for 3 steps (a spy on ``capstone_profile.build_model`` kept the model) and profiled;
+  measured: the reference ``diagnose`` of that profile, ``.item()`` calls outside
+  Optimizer.step between the first and last step, ``_foreach`` ops per step,
+  ``capstone_profile.tokens_per_step``, the returned losses, the weights after 3 steps against
+  the reference's and the initial ones, and the mean loss of the first and last 3 of 20 steps.
+  Reference: diagnosis empty, 0 reads, 9 foreach ops per step, 512 tokens per step, losses a
+  list of floats, 20-step loss 5.36 -> 3.69. Correct answers: diagnosis empty, 0 reads, 512 or
+  1024 tokens, a list of 3 floats, 5.36 -> 3.69 to 3.72 (the buffer answer's weights equal the
+  reference's exactly; the other two draw other batches). Wrong ones: optimizer_every_step
+  weights 1.0e-2 from the reference's after 3 steps (same batches); sqrt_rule lr 5.7x, weights
+  5.9e-2 away; progress_print 1 read in the loop; while_without_increment had not returned
+  after 60 s; token_ids_in_bf16 raises RuntimeError in the embedding; one_param_group_each
+  252 foreach ops per step instead of 9 (same weights); inputs_targets_swapped weights 1.8e-2
+  away (same batches), its loss still falls (5.36 -> 3.71); model_rebuilt_in_loop weights
+  never move from the initial ones, 20-step loss 5.51 -> 5.51, and no _foreach op runs.
 """
 
 from heldout import Blind
@@ -423,6 +437,376 @@ def diagnose(prof):
     if count["aten::native_layer_norm"] > count["aten::native_layer_norm_backward"]:
         found.add("recompute")
     return found
+""",
+    ),
+    # ------------------------------------------------------------------ fix: correct
+    Blind(
+        name="fix_worker_loader_fused_batch32",
+        exercise_id="capstone_profile_fix",
+        half="held2",
+        correct=True,
+        source=_PRELUDE
+        + """
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, fused=True
+    )
+    # tokenised once; worker processes cut the windows, as in chapter 11
+    loader = torch.utils.data.DataLoader(
+        T.WindowDataset(T.encode(text), capstone_profile.SEQ_LEN),
+        batch_size=2 * capstone_profile.BATCH,
+        shuffle=True,
+        generator=torch.Generator().manual_seed(0),
+        num_workers=2,
+    )
+    losses = []
+    for _, (x, y) in zip(range(steps), loader):
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+        with torch.autocast(x.device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(loss.detach())
+    # read back once, after the loop
+    return [float(value) for value in torch.stack(losses).cpu()]
+""",
+    ),
+    Blind(
+        name="fix_preallocated_loss_buffer",
+        exercise_id="capstone_profile_fix",
+        half="held2",
+        correct=True,
+        source=_PRELUDE
+        + """
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text).to(device)  # tokenised once, kept where the model is
+    generator = torch.Generator().manual_seed(0)
+    bf16 = torch.autocast(device.type, dtype=torch.bfloat16)
+    losses = torch.zeros(steps, device=device)
+    for step in range(steps):
+        starts = torch.randint(len(data) - capstone_profile.SEQ_LEN, (capstone_profile.BATCH,),
+                               generator=generator).to(device)
+        index = starts[:, None] + torch.arange(capstone_profile.SEQ_LEN + 1, device=device)
+        window = data[index]
+        x, y = window[:, :-1], window[:, 1:]
+        optimizer.zero_grad(set_to_none=True)
+        with bf16:
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        losses[step] = loss.detach()
+    return losses.tolist()
+""",
+    ),
+    Blind(
+        name="fix_two_full_micro_batches",
+        exercise_id="capstone_profile_fix",
+        half="held2",
+        correct=True,
+        source=_PRELUDE
+        + """
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    k = 2  # two micro-batches of BATCH windows each: 32 windows per optimizer step
+    losses = []
+    for step in range(steps):
+        x, y = T.get_batch(data, k * capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        total = torch.zeros((), device=device)
+        for xs, ys in zip(x.chunk(k), y.chunk(k)):
+            with torch.autocast(device.type, dtype=torch.bfloat16):
+                _, loss = model(xs, ys)
+            (loss / k).backward()
+            total += loss.detach() / k
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(total)
+    return torch.stack(losses).tolist()
+""",
+    ),
+    # ------------------------------------------------------------------ fix: wrong
+    Blind(
+        name="fix_optimizer_made_every_step",
+        exercise_id="capstone_profile_fix",
+        half="held2",
+        correct=False,
+        cause=(
+            "It creates the AdamW optimizer inside the loop, so its moment estimates and step "
+            "count start afresh every step and each update is a bias-corrected first step "
+            "(about lr times the sign of the gradient), not the script's AdamW: create it once, "
+            "before the loop."
+        ),
+        source=_PRELUDE
+        + """
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    losses = []
+    for step in range(steps):
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        optimizer = torch.optim.AdamW(
+            model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+        )
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+""",
+    ),
+    Blind(
+        name="fix_sqrt_rule_learning_rate",
+        exercise_id="capstone_profile_fix",
+        half="held2",
+        correct=False,
+        cause=(
+            "It raises the learning rate by the square-root rule for its larger batch "
+            "(sqrt(64 / 2) = 5.7 times capstone_profile.LR), but the fix must keep "
+            "capstone_profile.LR, so it trains with a different rate from the script's."
+        ),
+        source=_PRELUDE
+        + """
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    batch = 64
+    lr = capstone_profile.LR * (batch / 2) ** 0.5  # square-root rule: the batch grew from 2
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, foreach=True)
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    losses = []
+    for step in range(steps):
+        x, y = T.get_batch(data, batch, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+""",
+    ),
+    Blind(
+        name="fix_progress_print",
+        exercise_id="capstone_profile_fix",
+        half="held2",
+        correct=False,
+        cause=(
+            "It prints the loss tensor every 10 steps for progress, and formatting a tensor "
+            "reads its value back to the host: a host synchronisation inside the loop; print "
+            "the losses after the loop."
+        ),
+        source=_PRELUDE
+        + """
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    losses = []
+    for step in range(steps):
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.detach())
+        if step % 10 == 0:
+            print(f"step {step}: loss {loss.detach()}")
+    return torch.stack(losses).tolist()
+""",
+    ),
+    Blind(
+        name="fix_while_without_increment",
+        exercise_id="capstone_profile_fix",
+        half="held2",
+        correct=False,
+        cause=(
+            "Its while loop tests step < steps but never increments step, so the loop never "
+            "ends: add step += 1 (or use for step in range(steps))."
+        ),
+        source=_PRELUDE
+        + """
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    losses = []
+    step = 0
+    while step < steps:
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+""",
+    ),
+    Blind(
+        name="fix_token_ids_in_bf16",
+        exercise_id="capstone_profile_fix",
+        half="held2",
+        correct=False,
+        cause=(
+            "It converts the batch's token ids to bfloat16 for mixed precision, but they are "
+            "indices into the embedding, which must stay int64, so the forward fails: leave x "
+            "and y as they are and let torch.autocast choose the matmuls' dtype."
+        ),
+        source=_PRELUDE
+        + """
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    losses = []
+    for step in range(steps):
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device, torch.bfloat16), y.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+""",
+    ),
+    Blind(
+        name="fix_one_param_group_each",
+        exercise_id="capstone_profile_fix",
+        half="held2",
+        correct=False,
+        cause=(
+            "It gives every parameter its own param group, and AdamW runs its foreach "
+            "operators once per group, so with one tensor per group it still steps one "
+            "parameter at a time: pass model.parameters() as one group."
+        ),
+        source=_PRELUDE
+        + """
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    groups = [{"params": [p]} for p in model.parameters()]  # room for per-layer settings later
+    optimizer = torch.optim.AdamW(
+        groups, lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    losses = []
+    for step in range(steps):
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+""",
+    ),
+    Blind(
+        name="fix_inputs_targets_swapped",
+        exercise_id="capstone_profile_fix",
+        half="held2",
+        correct=False,
+        cause=(
+            "It unpacks the batch as y, x, so the model is trained to predict each byte from "
+            "the one after it, a different task from the script's: T.get_batch returns "
+            "(inputs, targets)."
+        ),
+        source=_PRELUDE
+        + """
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    losses = []
+    for step in range(steps):
+        y, x = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        x, y = x.to(device), y.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
+""",
+    ),
+    Blind(
+        name="fix_model_rebuilt_in_loop",
+        exercise_id="capstone_profile_fix",
+        half="held2",
+        correct=False,
+        cause=(
+            "It builds the model inside the loop, after the optimizer was given the first "
+            "model's parameters, so every step runs a fresh untrained model whose gradients the "
+            "optimizer never sees, and nothing is learned: build the model once, before the "
+            "optimizer."
+        ),
+        source=_PRELUDE
+        + """
+def fixed_train(text, steps):
+    device = capstone_profile.device()
+    model = capstone_profile.build_model().to(device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=capstone_profile.LR, weight_decay=0.01, foreach=True
+    )
+    data = T.encode(text)
+    generator = torch.Generator().manual_seed(0)
+    losses = []
+    for step in range(steps):
+        x, y = T.get_batch(data, capstone_profile.BATCH, capstone_profile.SEQ_LEN, generator)
+        model = capstone_profile.build_model().to(device)
+        x, y = x.to(device), y.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.detach())
+    return torch.stack(losses).tolist()
 """,
     ),
 ]
