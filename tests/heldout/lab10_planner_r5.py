@@ -62,6 +62,46 @@ def predict_memory_gib(layout):
 """)
 
 
+# A learner's step-time prediction that the variants below change in one place each.
+STEP = _cell("""
+def predict_step_seconds(layout):
+    dp, tp, pp = layout["dp"], layout["tp"], layout["pp"]
+    v, b, zero = layout["interleave"], layout["micro_batch_size"], layout["zero_stage"]
+    recompute = layout["recompute"]
+    gpu = CLUSTER.gpu
+    m = 256 // (dp * b)
+    flops = gu.flops.hardware_flops_per_token(
+        LLAMA.params, layers=LLAMA.layers, d_model=LLAMA.hidden, seq_len=LLAMA.seq_len,
+        recompute=recompute, attention="flash",
+    )
+    compute = flops * BATCH_TOKENS / CLUSTER.n_gpus / (0.5 * gu.flops.peak_flops(gpu))
+    act = 2 * LLAMA.seq_len * b * LLAMA.hidden  # one micro-batch's bf16 activations
+    tp_comm = 0.0
+    if tp > 1:
+        per_layer = 6 if recompute == "full" else 4
+        one = gu.collectives.estimate_time("all_reduce", act, tp, gpu=gpu, gpus_per_node=8)
+        tp_comm = per_layer * (LLAMA.layers // pp) * m * one
+    bubble = (pp - 1) / (v * m + pp - 1)
+    pp_comm = 0.0
+    if pp > 1:
+        link = H100.network_bandwidth if tp * pp > 8 else H100.nvlink_bandwidth
+        pp_comm = (v * m + pp - 2) * 2 * (act / tp) / link
+    grads = 2 * LLAMA.params / (tp * pp)
+    per_node = max(1, min(dp, 8 // (tp * pp)))
+    dp_comm = 0.0
+    if dp > 1:
+        if zero == 2:
+            dp_comm = m * gu.collectives.estimate_time(
+                "reduce_scatter", grads, dp, gpu=gpu, gpus_per_node=per_node
+            ) + gu.collectives.estimate_time("all_gather", grads, dp, gpu=gpu, gpus_per_node=per_node)
+        else:
+            dp_comm = gu.collectives.estimate_time(
+                "all_reduce", grads, dp, gpu=gpu, gpus_per_node=per_node
+            )
+    return (compute + tp_comm) / (1 - bubble) + pp_comm + dp_comm
+""")
+
+
 ANSWERS = [
     # ---------------------------------------------------------------- 10.1 planner_layout_fits
     Blind(
@@ -317,6 +357,150 @@ def predict_memory_gib(layout):
             MEMORY,
             'recompute=layout["recompute"], dropout_masks=False',
             'recompute="none" if layout["recompute"] == "none" else "full",\n        dropout_masks=False',
+        ),
+    ),
+    # ------------------------------------------------------------------ 10.3 planner_step_time
+    Blind(
+        name="step_per_replica_tokens",
+        exercise_id="planner_step_time",
+        half="held2",
+        correct=True,
+        source=_cell("""
+def predict_step_seconds(layout):
+    dp, tp, pp = layout["dp"], layout["tp"], layout["pp"]
+    v, b = layout["interleave"], layout["micro_batch_size"]
+    gpu = "H100-SXM"
+    seqs_per_replica = BATCH_TOKENS // LLAMA.seq_len // dp
+    m = seqs_per_replica // b
+    # a replica's tokens, its FLOPs split over the tp x pp GPUs that hold it
+    per_token = gu.flops.hardware_flops_per_token(
+        LLAMA.params, layers=LLAMA.layers, d_model=LLAMA.hidden, seq_len=LLAMA.seq_len,
+        recompute=layout["recompute"], attention="flash",
+    )
+    busy = per_token * seqs_per_replica * LLAMA.seq_len / (tp * pp)
+    busy /= 0.5 * gu.flops.peak_flops(gpu)
+    if tp > 1:  # per micro-batch and layer of my stage: 2 all-reduces forward, 2 backward
+        n_ar = (4 + (2 if layout["recompute"] == "full" else 0)) * (LLAMA.layers // pp) * m
+        msg = LLAMA.seq_len * b * LLAMA.hidden * 2
+        busy += n_ar * gu.collectives.estimate_time("all_reduce", msg, tp, gpu=gpu, gpus_per_node=8)
+    # idle share of the pipeline, from gu.pipeline
+    total = busy / (1 - gu.pipeline.bubble_fraction(pp, m, v))
+    if pp > 1:
+        bw = H100.nvlink_bandwidth if tp * pp <= 8 else H100.network_bandwidth
+        sends = 2 * (v * m + pp - 2)  # forward activations and backward gradients
+        total += sends * (LLAMA.seq_len * b * LLAMA.hidden * 2 / tp) / bw
+    if dp > 1:
+        grad_bytes = 2 * LLAMA.params / tp / pp
+        ranks_in_node = max(1, min(dp, 8 // (tp * pp)))
+        est = lambda op: gu.collectives.estimate_time(  # noqa: E731
+            op, grad_bytes, dp, gpu=gpu, gpus_per_node=ranks_in_node
+        )
+        if layout["zero_stage"] == 2:
+            total += m * est("reduce_scatter") + est("all_gather")
+        else:
+            total += est("all_reduce")
+    return total
+"""),
+    ),
+    Blind(
+        name="step_forward_all_reduces_only",
+        exercise_id="planner_step_time",
+        half="held2",
+        correct=False,
+        cause=(
+            "Megatron's tensor parallelism all-reduces twice per layer in the forward pass and "
+            "twice in the backward (4 per layer, 6 with full recomputation); it counts only the "
+            "forward's 2 (3 with full recomputation), half the tensor-parallel time."
+        ),
+        source=_variant(
+            STEP,
+            'per_layer = 6 if recompute == "full" else 4',
+            'per_layer = 3 if recompute == "full" else 2  # attention + MLP',
+        ),
+    ),
+    Blind(
+        name="step_six_n_flops",
+        exercise_id="planner_step_time",
+        half="held2",
+        correct=False,
+        cause=(
+            "It counts 6N FLOPs per token (8N with full recomputation), the parameters' matmuls "
+            "only, and leaves out attention's FLOPs over the 8192-token sequence, which "
+            "hardware_flops_per_token adds (about 18% more compute here)."
+        ),
+        source=_variant(
+            STEP,
+            """    flops = gu.flops.hardware_flops_per_token(
+        LLAMA.params, layers=LLAMA.layers, d_model=LLAMA.hidden, seq_len=LLAMA.seq_len,
+        recompute=recompute, attention="flash",
+    )
+""",
+            """    flops = (8 if recompute == "full" else 6) * LLAMA.params  # per token
+""",
+        ),
+    ),
+    Blind(
+        name="step_sends_whole_activation",
+        exercise_id="planner_step_time",
+        half="held2",
+        correct=False,
+        cause=(
+            "With sequence parallelism each GPU of a stage holds and sends only 1/t of the "
+            "micro-batch's activations across a stage boundary; it sends the whole s x b x h "
+            "tensor from every GPU, t times the pipeline traffic."
+        ),
+        source=_variant(
+            STEP,
+            "pp_comm = (v * m + pp - 2) * 2 * (act / tp) / link",
+            "pp_comm = (v * m + pp - 2) * 2 * act / link",
+        ),
+    ),
+    Blind(
+        name="step_dp_message_sharded",
+        exercise_id="planner_step_time",
+        half="held2",
+        correct=False,
+        cause=(
+            "Each data-parallel rank reduces the whole bf16 gradient of its tp x pp share, "
+            "2 N / (tp x pp) bytes; it divides that message by dp as well, as if the ranks "
+            "already held only their shard, so the collective's bytes are dp times too small."
+        ),
+        source=_variant(
+            STEP,
+            "grads = 2 * LLAMA.params / (tp * pp)",
+            "grads = 2 * LLAMA.params / (tp * pp) / dp  # my share of the gradient",
+        ),
+    ),
+    Blind(
+        name="step_dp_ranks_per_node_no_pp",
+        exercise_id="planner_step_time",
+        half="held2",
+        correct=False,
+        cause=(
+            "Data-parallel ranks sit tp x pp GPUs apart (TP innermost, then PP), so a node holds "
+            "8 / (tp x pp) of them; it uses 8 / tp, as if two ranks of a TP 4 x PP 2 layout shared "
+            "a node, and prices part of the gradient traffic over NVLink."
+        ),
+        source=_variant(
+            STEP,
+            "per_node = max(1, min(dp, 8 // (tp * pp)))",
+            "per_node = max(1, min(dp, 8 // tp))  # dp ranks in one node",
+        ),
+    ),
+    Blind(
+        name="step_bubble_stretches_compute_only",
+        exercise_id="planner_step_time",
+        half="held2",
+        correct=False,
+        cause=(
+            "The tensor-parallel all-reduces sit on the critical path of every micro-batch, so the "
+            "bubble stretches them with the compute, (compute + tp) / (1 - bubble); it stretches "
+            "the compute alone and adds the all-reduces afterwards."
+        ),
+        source=_variant(
+            STEP,
+            "return (compute + tp_comm) / (1 - bubble) + pp_comm + dp_comm",
+            "return compute / (1 - bubble) + tp_comm + pp_comm + dp_comm",
         ),
     ),
 ]
