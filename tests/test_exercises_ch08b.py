@@ -1279,10 +1279,13 @@ def test_a_floor_division_is_named_from_its_error():
 
 def test_call_2s_targets_miss_token_0_and_the_last_id():
     """A size taken from the data (one_hot without num_classes) differs from the vocabulary only
-    on a batch without the last id: call 2 has neither end, calls 1 and 3 have both."""
+    on a batch without the last id: call 2 has neither end, calls 1 and 3 have both (call 4 is
+    a batch of one sequence, for `squeeze()`)."""
     v = primer.STEP_CONFIG["vocab_size"]
-    holds = [(bool((t == 0).any()), bool((t == v - 1).any())) for _, t in primer._step_batches()]
-    assert holds == [(True, True), (False, False), (True, True)]
+    batches = primer._step_batches()
+    holds = [(bool((t == 0).any()), bool((t == v - 1).any())) for _, t in batches]
+    assert holds[:3] == [(True, True), (False, False), (True, True)]
+    assert [t.shape[0] for t, _ in batches] == [4, 4, 4, 1]
 
 
 def step_one_hot_without_num_classes(model, optimizer, tokens, targets):

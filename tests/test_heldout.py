@@ -17,6 +17,7 @@ LABS = (
     "lab08b",
     "lab08b_r2",
     "lab08b_r3",
+    "lab08b_r4",
     "lab10_planner",
     "lab10_planner_r2",
     "lab10_planner_r3",

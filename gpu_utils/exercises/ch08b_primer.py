@@ -119,7 +119,10 @@ def _raised(exercise_id: str, error: BaseException, answer, hints) -> CheckResul
 # --- 1. one training step ------------------------------------------------------------------------
 
 STEP_CONFIG = dict(vocab_size=32, seq_len=8, d_model=16, n_layers=1, n_heads=2)
-STEP_SEED, STEP_BATCH, STEPS, STEP_LR, MOMENTUM = 3, 4, 3, 0.1, 0.9
+STEP_SEED, STEP_LR, MOMENTUM = 3, 0.1, 0.9
+#: sequences per call: the last call holds one, where `squeeze()` would also drop the batch axis
+STEP_BATCHES = (4, 4, 4, 1)
+STEPS = len(STEP_BATCHES)
 
 NO_ZERO_GRAD = (
     "`backward()` adds into `.grad`; clear the previous step's gradients with "
@@ -180,17 +183,17 @@ NOT_THE_OPTIMIZER = (
 #: the vocabulary's last id, so that a size taken from the data (``F.one_hot`` without
 #: ``num_classes``, ``targets.max() + 1``) differs from the vocabulary there (calls 1 and 3 hold
 #: both, which a test asserts)
-TARGET_RANGES = ((0, STEP_CONFIG["vocab_size"] - 1), (1, STEP_CONFIG["vocab_size"] - 2), None)
+TARGET_RANGES = ((0, STEP_CONFIG["vocab_size"] - 1), (1, STEP_CONFIG["vocab_size"] - 2), None, None)
 
 
 def _step_batches() -> list[tuple[torch.Tensor, torch.Tensor]]:
     g = torch.Generator().manual_seed(STEP_SEED + 1)
     v, s = STEP_CONFIG["vocab_size"], STEP_CONFIG["seq_len"]
     batches = []
-    for k in range(STEPS):
+    for k, batch in enumerate(STEP_BATCHES):
         low, high = TARGET_RANGES[k] or (0, v - 1)
-        tokens = torch.randint(v, (STEP_BATCH, s), generator=g)
-        batches.append((tokens, torch.randint(low, high + 1, (STEP_BATCH, s), generator=g)))
+        tokens = torch.randint(v, (batch, s), generator=g)
+        batches.append((tokens, torch.randint(low, high + 1, (batch, s), generator=g)))
     return batches
 
 
@@ -245,6 +248,13 @@ def _step_exception_hint(error: BaseException, text: str) -> str:
         return CROSS_ENTROPY_SHAPES
     if "floor_divide" in text:
         return FLOOR_DIVISION
+    if "Target -100 is out of bounds" in text:
+        return (
+            "-100 marks a padded position: `F.cross_entropy` skips it only while `ignore_index` "
+            "is -100, its default; with another `ignore_index` (or a mask that leaves -100 in), "
+            "-100 is read as a class id, out of range. Keep the default, or drop those positions "
+            "before the loss."
+        )
     if "backward through the graph a second time" in text:
         return "call `loss.backward()` once per step: the graph is freed after the first call."
     if "grad can be implicitly created only for scalar" in text:
@@ -336,6 +346,20 @@ def _step_error_evidence(k, answer, task, call, model_before, backwards, watch, 
                 PER_POSITION_LOSS,
             )
         return f"`backward()` ran on a tensor of shape {_shape(on)}, not one number.", NOT_A_NUMBER
+    if (
+        k > 0
+        and len(pairs) == 1
+        and pairs[0][0].shape[0] == 1
+        and _runs(answer, model_before, tuple(t.repeat(2, 1) for t in pairs[0]))
+    ):  # the same sequence twice runs: the error is the batch of one's
+        earlier = "Call 1" if k == 1 else f"Calls 1-{k}"
+        return (
+            f"{earlier} ran without an error; call {k + 1} holds a batch of one sequence, and "
+            "it raised, while the same sequence twice (a batch of 2) runs: the code treats an "
+            "axis of size 1 differently.",
+            "keep the batch axis when it is 1: no `squeeze()` (it drops every axis of size 1); "
+            "flatten with `logits.flatten(0, 1)` or `logits.reshape(-1, logits.shape[-1])`.",
+        )
     for seen in watch.inputs:
         if any(seen.shape == t.shape and torch.equal(seen, t) for _, t in pairs):
             padded = " (with -100 at the padding, which no embedding has)" if seen.min() < 0 else ""
@@ -558,6 +582,23 @@ def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[st
     scale = max(float(e.abs().max()) for _, e, *_ in seen)
     if all(_near(g, e, scale) for g, e, *_ in seen):
         return None  # the loss was right: the problem is elsewhere
+    for g, *_ in seen:  # a softmax along the vocabulary sends gradients that sum to 0 over it
+        tol = 1e-4 * scale * g.shape[-1]
+        if g.dim() != 3 or float(g.sum(-1).abs().max()) <= tol:
+            continue
+        for axis, along in (
+            (0, "the sequences of the batch"),
+            (1, "the positions of each sequence"),
+        ):
+            if g.shape[axis] > 1 and float(g.sum(axis).abs().max()) <= tol:
+                return (
+                    f"{nth}, the gradient at the logits sums to 0 over {along} (dim {axis}), "
+                    "not over the vocabulary at each position: the loss normalised the scores "
+                    f"along dim {axis}.",
+                    "take the (log-)softmax over the vocabulary, the last dimension: "
+                    "`F.log_softmax(logits, dim=-1)`, or let `F.cross_entropy` do it on "
+                    "`logits.flatten(0, 1)`.",
+                )
     # one factor per forward pass (micro-batch): the divisor each was given
     factors = []
     for g, e, *_ in seen:
@@ -802,6 +843,7 @@ def _judge_step(
     tracked: bool | None = None,
     logits=lambda: None,
     tied: dict | None = None,
+    params: dict | None = None,
 ):
     """(what, hint) when the gradients seen by ``optimizer.step()`` in call ``k`` are wrong.
 
@@ -810,7 +852,8 @@ def _judge_step(
     ``backward()`` was called (None: not counted); ``tracked``: whether the model's forward
     passes returned logits that carry autograd (None: no forward pass); ``logits()``: (what,
     hint) read from the gradients at the logits (:func:`_logit_evidence`), tried before a
-    factor or a generic message."""
+    factor or a generic message; ``params``: the parameters the gradients were taken at (a
+    gradient that is the right one plus a multiple of them: a penalty on the weights)."""
     nth = f"call {k + 1}"
     before_step, in_call = backward
     if _empty(at_step):
@@ -903,6 +946,38 @@ def _judge_step(
             f"The gradients `optimizer.step()` used are {c:.4g} times those of the mean loss.",
             scale_hint,
         )
+    wrong = [n for n in expected if not _close({n: got[n]}, {n: expected[n]})]
+    if left is not None and not _empty(left):
+        previous = _dense(left, expected)
+        stale = [
+            n
+            for n in wrong
+            if previous[n].any() and _close({n: got[n]}, {n: previous[n] + expected[n]})
+        ]
+        if stale and len(stale) == len(wrong):
+            names = ", ".join(f"`{n}`" for n in stale[:3]) + (", ..." if len(stale) > 3 else "")
+            return (
+                f"In {nth}, {len(expected) - len(stale)} parameters' gradients are this batch's, "
+                f"but those of {names} are this batch's plus what the previous call left in "
+                "`.grad`: only part of the model's gradients were cleared.",
+                "clear every parameter's gradient before the backward: `optimizer.zero_grad()` "
+                "(or `model.zero_grad()`) on the whole model, not on some of its modules.",
+            )
+    if params is not None and wrong:
+        extra = {n: got[n] - expected[n] for n in expected}
+        weights = {n: params[n] for n in expected}
+        square = sum(float((w * w).sum()) for w in weights.values())
+        decay = sum(float((extra[n] * weights[n]).sum()) for n in expected) / square
+        if decay != 0 and _close(got, {n: expected[n] + decay * weights[n] for n in expected}):
+            return (
+                f"In {nth}, the gradients `optimizer.step()` used are this batch's plus "
+                f"{decay:.3g} times the weights themselves: a term like {decay / 2:.3g} x "
+                "(sum of the squared weights) was added to the loss (an L2 penalty, weight "
+                "decay).",
+                "the loss is the plain mean cross-entropy of this batch: add no penalty on the "
+                "weights (weight decay, when wanted, is the optimizer's setting, not part of "
+                "this step).",
+            )
     missing = [n for n in expected if not got[n].any() and expected[n].any()]
     if missing and all(_close({n: got[n]}, {n: expected[n]}) for n in expected if n not in missing):
         names = ", ".join(f"`{n}`" for n in missing[:3]) + (", ..." if len(missing) > 3 else "")
@@ -1013,6 +1088,7 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
     optionally ``hints`` (words for :func:`_judge_step`), ``return_hint`` and ``success``."""
     if (problem := _arity_problem(exercise_id, answer, names)) is not None:
         return problem
+    pristine = _pristine(answer)  # the answer as it was before its first call
     model = gpt.build(seed=STEP_SEED, **STEP_CONFIG)
     reference = gpt.build(seed=STEP_SEED, **STEP_CONFIG)
     optimizer = torch.optim.SGD(model.parameters(), lr=STEP_LR, momentum=MOMENTUM)
@@ -1076,6 +1152,14 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
         at_step, count, ran = steps[0]
         backward = (count - start, accumulated[0] - start)
         problem = None
+        if (
+            k > 0
+            and not _empty(at_step)
+            and not _close(_dense(at_step, expected), expected)
+            and not _explained_by_left(_dense(at_step, expected), expected, left)
+            and _right_when_first(pristine, model_before, call, expected)
+        ):
+            return failed(exercise_id, *_kept_between_calls(k))
         if not _empty(at_step) and not _close(_dense(at_step, expected), expected):
             problem = task.evidence(
                 k, _dense(at_step, expected), expected, model_before, call, ran=ran
@@ -1093,6 +1177,7 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
                 calls=backwards.count,
                 tracked=any(f.tracked for f in forwards) if forwards else None,
                 tied=tied,
+                params=before,
                 logits=functools.partial(
                     _logit_evidence, k, forwards, task.pairs(call), task.tokens(call)
                 ),
@@ -1130,6 +1215,73 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
                 task.return_hint,
             )
     return passed(exercise_id, task.success)
+
+
+def _pristine(answer):
+    """A way to call ``answer`` as it was before any call: a function made again from its code,
+    with a copy of its module's variables and of its default arguments taken now (so a value it
+    caches in a global or a default on its first call is not there); None for other callables."""
+    if not inspect.isfunction(answer):
+        return None
+    names = {}
+    for key, value in answer.__globals__.items():
+        try:
+            names[key] = copy.deepcopy(value) if isinstance(value, (list, dict, set)) else value
+        except Exception:
+            names[key] = value
+    try:
+        defaults = copy.deepcopy(answer.__defaults__)
+        kwdefaults = copy.deepcopy(answer.__kwdefaults__)
+    except Exception:
+        return None
+
+    def again():
+        function = type(answer)(
+            answer.__code__, dict(names), answer.__name__, defaults, answer.__closure__
+        )
+        function.__kwdefaults__ = kwdefaults
+        return function
+
+    return again
+
+
+def _explained_by_left(got: dict, expected: dict, left: dict | None) -> bool:
+    """True when every wrong gradient is the right one plus what the previous call left in
+    ``.grad`` (gradients that were not cleared: :func:`_judge_step` says so)."""
+    if left is None or _empty(left):
+        return False
+    previous = _dense(left, expected)
+    wrong = [n for n in expected if not _close({n: got[n]}, {n: expected[n]})]
+    return all(_close({n: got[n]}, {n: previous[n] + expected[n]}) for n in wrong)
+
+
+def _right_when_first(pristine, model_before, call, expected) -> bool:
+    """Whether the answer, made again as before its first call and given this call first (a
+    scratch model at the same weights, a new optimizer), steps on the right gradients."""
+    if pristine is None:
+        return False
+    model = gpt.build(seed=STEP_SEED, **STEP_CONFIG)
+    model.load_state_dict(model_before.state_dict())
+    optimizer = torch.optim.SGD(model.parameters(), lr=STEP_LR, momentum=MOMENTUM)
+    seen = []
+    optimizer.register_step_pre_hook(lambda *_: seen.append(_grads(model)))
+    try:
+        pristine()(model, optimizer, *_clone(call))
+    except (Exception, SystemExit):
+        return False
+    return len(seen) == 1 and not _empty(seen[0]) and _close(_dense(seen[0], expected), expected)
+
+
+def _kept_between_calls(k: int) -> tuple[str, str]:
+    earlier = "call 1" if k == 1 else f"calls 1-{k}"
+    return (
+        f"In call {k + 1}, the gradients `optimizer.step()` used are wrong, but the same call "
+        f"made first (your function as defined, a fresh model and optimizer) gets them right: "
+        f"something from {earlier} stays in your function's state and changes this call.",
+        "compute everything a step needs from this call's arguments: no value cached in a "
+        "global variable or a default argument on an earlier call (a count, a tensor, a "
+        "length), and no state kept between calls except the model's and the optimizer's.",
+    )
 
 
 def _clone(call: tuple) -> tuple:
@@ -1211,7 +1363,8 @@ register(
         title="One training step",
         signature="train_step(model, optimizer, tokens, targets) -> the loss as a number; one "
         "step: clear gradients, forward, mean cross-entropy, backward, optimizer.step()",
-        launch=f"{STEPS} calls on a 1-layer gu.gpt model with torch.optim.SGD(lr={STEP_LR}, "
+        launch=f"{STEPS} calls (batches of {', '.join(map(str, STEP_BATCHES))} sequences) on a "
+        f"1-layer gu.gpt model with torch.optim.SGD(lr={STEP_LR}, "
         f"momentum={MOMENTUM}), compared with a correct run from the same seed",
         run=functools.partial(_run_train_step, "primer_train_step"),
         kind="function",
@@ -1714,6 +1867,42 @@ def _fit_scale(block, x, out) -> float | None:
     return None
 
 
+NONFINITE = "look for a division by zero or a row of scores that is entirely -inf."
+ATTENTION_NAN = (
+    "NaN appears between the projection to q, k, v and the output projection: in the scores, "
+    "the mask or the softmax. A mask made by multiplying by -inf gives NaN wherever it "
+    "multiplies 0 (0 x inf is NaN): put -inf only where a key is masked (`masked_fill`, "
+    "`torch.where`), and leave at least one key (the query's own position) to every query."
+)
+
+
+def _nonfinite_evidence(answer, block, x, shape, rows) -> tuple[str, str]:
+    """(what, hint) for an output with inf or NaN: the first stage whose input is not finite
+    (the answer is run again with each weight's first use recorded)."""
+    what = f"({shape}) your output is not finite at positions {rows[:5]}."
+    stages = _Stages(block)
+    try:
+        with torch.no_grad(), stages:
+            answer(block, x.clone())
+    except (Exception, SystemExit):
+        return what, NONFINITE
+    seen = [n for n in STAGES if n in stages.inputs]
+    bad = [n for n in seen if not bool(torch.isfinite(stages.inputs[n]).all())]
+    if not bad:
+        return what, NONFINITE
+    first = bad[0]
+    fine = [n for n in seen[: seen.index(first)] if n not in bad]
+    where = f"The input of `{STAGE_CALL[first]}` is already not finite"
+    if fine:
+        names = " and ".join(f"`{STAGE_CALL[n]}`" for n in fine)
+        where += f", while the input{'s' if len(fine) > 1 else ''} of {names} "
+        where += "are finite" if len(fine) > 1 else "is finite"
+    what += f" {where}."
+    if first == "proj" and "qkv" in fine:
+        return what, ATTENTION_NAN
+    return what, NONFINITE
+
+
 def _block_evidence(answer, block, x, out, expected, shape, g) -> BlockEvidence:
     """Everything the hint needs, gathered by calling the answer again on probes."""
     s, h = x.shape[1], x.shape[2]
@@ -2036,6 +2225,13 @@ def _block_exception_hint(error: BaseException, text: str) -> str:
         return D_HEAD_INT
     if isinstance(error, RuntimeError) and any(t in text for t in shapes):
         return HEADS_SHAPE
+    if isinstance(error, ValueError) and "values to unpack (expected 3)" in text:
+        return (
+            "q, k and v are three pieces of qkv's output along its last dimension, each of "
+            "d_model features: `.chunk(3, dim=-1)` cuts it into 3 pieces, `.split(d_model, "
+            "dim=-1)` into pieces of d_model features (`.split(3, ...)` makes pieces of 3 "
+            "features, as many as there are)."
+        )
     return ""
 
 
@@ -2138,11 +2334,7 @@ def _run_block(exercise_id: str, answer) -> CheckResult:
                     "there: that query had no key left to attend to.",
                     MASK_INVERTED,
                 )
-            return failed(
-                exercise_id,
-                f"({shape}) your output is not finite at positions {rows[:5]}.",
-                "look for a division by zero or a row of scores that is entirely -inf.",
-            )
+            return failed(exercise_id, *_nonfinite_evidence(answer, block, x, shape, rows))
         if not torch.allclose(out, expected, rtol=1e-4, atol=1e-5):
             if _repeats(answer, block, x, out):  # a known variant first: it costs little
                 with torch.no_grad():
@@ -2302,8 +2494,10 @@ class _AccumulateStep:
                 f"the {many}-token one, so it is not the whole batch's mean.",
                 TOKEN_WEIGHTED,
             )
+        alones = []
         for i, (tok, tgt) in enumerate(micro):  # each micro-batch's own gradient
             alone = _grads_of(model_before, model_before(tok, tgt)[1])
+            alones.append(alone)
             f = _scale(got, alone)
             if not (
                 math.isfinite(f) and f > 0 and _close(got, {a: f * g for a, g in alone.items()})
@@ -2337,6 +2531,21 @@ class _AccumulateStep:
                 "clear the gradients once, before the loop, let every micro-batch's "
                 "`backward()` add into `.grad`, and call `optimizer.step()` once, after the loop.",
             )
+        for i in range(m if m > 2 else 0):  # every micro-batch but one: summed, scaled
+            others = {
+                a: sum(counts[j] * alones[j][a] for j in range(m) if j != i) for a in expected
+            }
+            f = _scale(got, others)
+            if math.isfinite(f) and f > 0 and _close(got, {a: f * g for a, g in others.items()}):
+                which = "the last one" if i == m - 1 else f"micro-batch {i + 1} of {m}"
+                return (
+                    f"In call {k + 1}, the gradients `optimizer.step()` used come from every "
+                    f"micro-batch but {which}: its {counts[i]} real tokens never reached "
+                    "`backward()`.",
+                    "run the forward and `backward()` of every micro-batch of the list (a loop "
+                    "over `micro_batches` itself, or `range(len(micro_batches))`), then one "
+                    "`optimizer.step()`.",
+                )
         c = _scale(got, expected)
         if math.isclose(c, m, rel_tol=1e-3) and _close(
             got, {a: m * g for a, g in expected.items()}

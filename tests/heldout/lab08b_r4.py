@@ -94,6 +94,7 @@ def train_step(model, optimizer, tokens, targets):
     ),
     Blind(
         name="train_log_softmax_batch_axis",
+        hints=("sums to 0 over the sequences",),
         exercise_id="primer_train_step",
         half="held2",
         correct=False,
@@ -162,6 +163,7 @@ def train_step(model, optimizer, tokens, targets):
     ),
     Blind(
         name="train_clears_blocks_only",
+        hints=("only part of the model's gradients were cleared",),
         exercise_id="primer_train_step",
         half="held2",
         correct=False,
@@ -185,6 +187,7 @@ def train_step(model, optimizer, tokens, targets):
     ),
     Blind(
         name="train_adds_l2_penalty",
+        hints=("times the weights themselves",),
         exercise_id="primer_train_step",
         half="held2",
         correct=False,
@@ -210,6 +213,7 @@ def train_step(model, optimizer, tokens, targets):
     ),
     Blind(
         name="train_squeeze_batch_of_one",
+        hints=("batch of one sequence", "squeeze()"),
         exercise_id="primer_train_step",
         half="held2",
         correct=False,
@@ -295,6 +299,7 @@ def block_forward(block, x):
     ),
     Blind(
         name="block_split_three_not_h",
+        hints=("pieces of 3",),
         exercise_id="primer_block_forward",
         half="held2",
         correct=False,
@@ -363,6 +368,7 @@ def block_forward(block, x):
     ),
     Blind(
         name="block_mask_times_inf_nan",
+        hints=("0 x inf is NaN",),
         exercise_id="primer_block_forward",
         half="held2",
         correct=False,
@@ -568,6 +574,7 @@ def accumulate_step(model, optimizer, micro_batches):
     ),
     Blind(
         name="accumulate_skips_last_micro_batch",
+        hints=("every micro-batch but the last one",),
         exercise_id="primer_accumulate_step",
         half="held2",
         correct=False,
@@ -597,6 +604,7 @@ def accumulate_step(model, optimizer, micro_batches):
     ),
     Blind(
         name="accumulate_token_count_cached",
+        hints=("made first",),
         exercise_id="primer_accumulate_step",
         half="held2",
         correct=False,
@@ -684,6 +692,7 @@ def accumulate_step(model, optimizer, micro_batches):
     ),
     Blind(
         name="accumulate_ignore_index_minus_one",
+        hints=("ignore_index",),
         exercise_id="primer_accumulate_step",
         half="held2",
         correct=False,
