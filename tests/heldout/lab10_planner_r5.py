@@ -1,21 +1,26 @@
 """Held-out answers (round 5, "held2") to the planner part of lab 10 (10.1 to 10.4).
 
-Written blind on 2026-11-28 (about 23:30-00:15 UTC) by a helper session that never read the
+Written blind on 2026-11-28 (23:34-23:45 UTC) by a helper session that never read the
 checker (gpu_utils/exercises/, tests/test_exercises*, earlier rounds' files): only the learner's
 lab, the reference solutions' code cells, gpu_utils/parallelism.py, memory.py, specs.py and the
 signatures of the gu.memory / gu.flops / gu.collectives / gu.pipeline helpers, and the list of
 earlier rounds' causes (the mistakes here are different ones).
 
-Verified without the checker (scratch scripts in /tmp/lab10_planner_r5/): every answer was run
-through ``heldout.submitted`` and compared with the reference solution's cells.
+Verified without the checker (scratch scripts in /tmp/lab10_planner_r5/, never in the repository):
+every answer was run through ``heldout.submitted`` and compared with the reference solution's cells.
 * planner_layout_fits: the returned layout against the lab's rules (written out from its text)
-  and ``P.evaluate`` (fits in 72 GiB, step within 1.2x of ``ranked[0]``); the figures quoted in
-  the causes are ``P.evaluate``'s.
-* planner_memory_prediction / planner_step_time: against the reference functions on a set of
-  layouts (ZeRO 0-3, recompute none/selective/full, pp 1/2/4/8/16, m < p with b > 1, v 1/2/4/5);
-  each correct answer agrees within 1e-6 on all of them, each wrong one differs by more than 5%
-  on at least one (the layout and the gap are named in the scratch output, not here).
-* planner_defend: the returned dict against the reference's logic applied to the same layout.
+  and ``P.evaluate`` (fits in the 72 GiB usable, step within 1.2x of ``ranked[0]``); the correct
+  ones fit at 0.994x and 1.116x the best; the figures quoted in the causes are ``P.evaluate``'s.
+* planner_memory_prediction: against the reference ``predict_memory_gib`` on 20 layouts (ZeRO 0-3,
+  recompute none/selective/full, pp 1/2/4/8/16, m < p with b > 1, v 1/2/4/5); the correct ones
+  agree to 1e-6 on all, each wrong one is more than 5% off on 1 to 20 of them (6.1% to 78%).
+* planner_step_time: against the reference ``predict_step_seconds`` on the 16 of those layouts
+  with ZeRO 0-2; the correct one agrees to 1e-6, each wrong one is more than 5% off on 1 to 16
+  of them (6.2% to 18.6% at most).
+* planner_defend: the returned dict against the truth built from the reference functions and
+  ``P.evaluate`` for the same layout (bound = the planner's bound; main_difference = the term of
+  ``step_parts`` that grows most against ``ranked[0]``; vs_best within 12% of the planner's
+  ratio): correct ones match on every key, each wrong one differs on the key its cause names.
 """
 
 from heldout import Blind
@@ -101,6 +106,43 @@ def predict_step_seconds(layout):
     return (compute + tp_comm) / (1 - bubble) + pp_comm + dp_comm
 """)
 
+
+# What a learner's notebook holds by 10.4: the predictions above, the lab's ranking, a layout.
+RANKED = """
+def keeps_the_rules(x):
+    stage_layers = LLAMA.layers // x.pp
+    return x.tp <= 8 and LLAMA.layers % x.pp == 0 and stage_layers % x.interleave == 0
+
+
+ranked = [x for x in P.plan(LLAMA, CLUSTER, BATCH_TOKENS) if x.fits and keeps_the_rules(x)]
+"""
+TP8 = """
+def my_layout():
+    return dict(dp=32, tp=8, pp=1, zero_stage=1, micro_batch_size=1, recompute="none", interleave=1)
+"""
+TP8_PP4 = """
+def my_layout():
+    return dict(dp=8, tp=8, pp=4, zero_stage=1, micro_batch_size=1, recompute="none", interleave=1)
+"""
+
+
+def _notebook(layout_cell: str, defend_cell: str) -> str:
+    return MEMORY + STEP[len(PRELUDE) :] + RANKED + layout_cell + defend_cell
+
+
+DEFEND = """
+def defend():
+    layout = my_layout()
+    step = predict_step_seconds(layout)
+    return dict(
+        layout=layout,
+        memory_gib=predict_memory_gib(layout),
+        step_seconds=step,
+        bound="NVLink",
+        vs_best=step / ranked[0].step_time,
+        main_difference="tensor-parallel",
+    )
+"""
 
 ANSWERS = [
     # ---------------------------------------------------------------- 10.1 planner_layout_fits
@@ -501,6 +543,142 @@ def predict_step_seconds(layout):
             STEP,
             "return (compute + tp_comm) / (1 - bubble) + pp_comm + dp_comm",
             "return compute / (1 - bubble) + tp_comm + pp_comm + dp_comm",
+        ),
+    ),
+    # ---------------------------------------------------------------------- 10.4 planner_defend
+    Blind(
+        name="defend_tp8_pp4_terms_from_planner_parts",
+        exercise_id="planner_defend",
+        half="held2",
+        correct=True,
+        source=_notebook(
+            TP8_PP4,
+            """
+def defend():
+    layout = my_layout()
+    step = predict_step_seconds(layout)
+    best = ranked[0]
+    # which term costs me most against the best: the planner's parts, term by term
+    mine = P.evaluate(LLAMA, CLUSTER, BATCH_TOKENS, **layout)
+    extra = {k: mine.step_parts[k] - best.step_parts[k] for k in best.step_parts}
+    worst = max(extra, key=extra.get)
+    if step / best.step_time < 1.02:
+        worst = "none"
+    # TP 8 inside the node: 4 all-reduces per layer and micro-batch over NVLink
+    bound = max(mine.exposed, key=mine.exposed.get)
+    if mine.exposed[bound] < 0.01 * step:
+        bound = "compute"
+    return {"layout": layout, "memory_gib": predict_memory_gib(layout), "step_seconds": step,
+            "bound": bound, "vs_best": step / best.step_time, "main_difference": worst}
+""",
+        ),
+    ),
+    Blind(
+        name="defend_tp8_bound_from_own_pieces",
+        exercise_id="planner_defend",
+        half="held2",
+        correct=True,
+        source=_notebook(
+            TP8,
+            """
+def defend():
+    layout = my_layout()
+    gpu = CLUSTER.gpu
+    m = 256 // (layout["dp"] * layout["micro_batch_size"])
+    # my own exposed communication, link by link: TP 8 all-reduces stay on NVLink,
+    # the gradients' all-reduce over dp = 32 crosses the network (one rank per node)
+    act = 2 * LLAMA.seq_len * LLAMA.hidden
+    nvlink = 4 * LLAMA.layers * m * gu.collectives.estimate_time("all_reduce", act, 8, gpu=gpu)
+    network = gu.collectives.estimate_time(
+        "all_reduce", 2 * LLAMA.params / 8, 32, gpu=gpu, gpus_per_node=1
+    )
+    step = predict_step_seconds(layout)
+    bound = "NVLink" if nvlink >= network else "network"
+    assert max(nvlink, network) > 0.01 * step
+    return {
+        "layout": layout,
+        "memory_gib": predict_memory_gib(layout),
+        "step_seconds": step,
+        "bound": bound,
+        "vs_best": step / min(x.step_time for x in ranked),
+        "main_difference": "tensor-parallel",  # TP 8 against the best's TP 4
+    }
+""",
+        ),
+    ),
+    Blind(
+        name="defend_bound_names_the_term",
+        exercise_id="planner_defend",
+        half="held2",
+        correct=False,
+        cause=(
+            'bound names the link whose exposed communication costs most ("NVLink" for TP 8\'s '
+            'all-reduces), or "compute"; it gives the term, "tensor-parallel", instead of the link.'
+        ),
+        source=_notebook(TP8, _variant(DEFEND, 'bound="NVLink"', 'bound="tensor-parallel"')),
+    ),
+    Blind(
+        name="defend_layout_is_the_function",
+        exercise_id="planner_defend",
+        half="held2",
+        correct=False,
+        cause=(
+            "layout must be the dict my_layout() returns; it hands over the function my_layout "
+            "itself (not called)."
+        ),
+        source=_notebook(
+            TP8,
+            _variant(DEFEND, "        layout=layout,\n", "        layout=my_layout,\n"),
+        ),
+    ),
+    Blind(
+        name="defend_tp8_pp4_bubble",
+        exercise_id="planner_defend",
+        half="held2",
+        correct=False,
+        cause=(
+            "This TP 8 x PP 4 layout's 1F1B bubble (3/35) does cost about 0.5 s more than the "
+            "best's interleaved one, but TP 8's all-reduces cost about 0.9 s more than TP 4's: "
+            "the main difference is tensor-parallel, not the bubble."
+        ),
+        source=_notebook(
+            TP8_PP4,
+            _variant(DEFEND, 'main_difference="tensor-parallel"', 'main_difference="bubble"'),
+        ),
+    ),
+    Blind(
+        name="defend_vs_best_compute_time",
+        exercise_id="planner_defend",
+        half="held2",
+        correct=False,
+        cause=(
+            "vs_best divides by the best layout's whole step time, ranked[0].step_time (9.7 s); "
+            "it divides by its compute time only (8.3 s), so the ratio is about 1.24, not 1.08."
+        ),
+        source=_notebook(
+            TP8,
+            _variant(
+                DEFEND,
+                "vs_best=step / ranked[0].step_time",
+                "vs_best=step / ranked[0].compute_time",
+            ),
+        ),
+    ),
+    Blind(
+        name="defend_tp8_data_parallel",
+        exercise_id="planner_defend",
+        half="held2",
+        correct=False,
+        cause=(
+            "Its gradient all-reduce over dp = 32 costs about 0.4 s more than the best's over "
+            "dp = 16, but TP 8's all-reduces cost about 0.9 s more than TP 4's: the main "
+            "difference is tensor-parallel, not data-parallel."
+        ),
+        source=_notebook(
+            TP8,
+            _variant(
+                DEFEND, 'main_difference="tensor-parallel"', 'main_difference="data-parallel"'
+            ),
         ),
     ),
 ]
