@@ -25,6 +25,7 @@ LABS = (
     "lab11_profile",
     "lab11_profile_r2",
     "lab11_profile_r3",
+    "lab11_profile_r4",
     "lab12_triton",
     "lab12_triton_r2",
     "lab12_triton_r3",

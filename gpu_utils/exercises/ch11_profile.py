@@ -91,8 +91,18 @@ def _call(exercise_id: str, function, *args):
         return None, failed(
             exercise_id,
             f"Your function raised {type(error).__name__}: {text[:300]}{_line_of(error)}.",
-            "run it yourself in a new cell to see the full traceback.",
+            _error_hint(text) or "run it yourself in a new cell to see the full traceback.",
         )
+
+
+def _error_hint(text: str) -> str:
+    """A hint read from the error's own words, where they name the cause; else ""."""
+    if "'indices'" in text and "Long, Int" in text:  # an embedding given non-integer ids
+        return (
+            "token ids index the embedding and must stay integers (int64): leave x and y as "
+            "they come and let `torch.autocast` choose the matmuls' dtype; cast nothing by hand."
+        )
+    return ""
 
 
 # --- 1. the diagnosis ------------------------------------------------------------------------
@@ -795,6 +805,15 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
             "Your linear layers computed in float16.",
             "use bfloat16: it has fp32's range, so no loss scaling (GradScaler) is needed.",
         )
+    if len(probes.optimizers) > 1:
+        return failed(
+            exercise_id,
+            f"train(text, {FIX_STEPS}) stepped {len(probes.optimizers)} different optimizers "
+            f"in {FIX_STEPS} steps: a new one was made inside the loop.",
+            "make the optimizer once, before the loop, as the script does: AdamW keeps running "
+            "averages of each gradient and of its square, and a new one starts them from zero, "
+            "so every step would be a first step.",
+        )
     found: list[tuple[str, str]] = []  # (what is still there, hint)
     if probes.tokenised:
         found.append(
@@ -862,6 +881,23 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
                 "`fused=True` (on a CPU, foreach=None also means the per-parameter loop).",
             )
         )
+    singles = [
+        o
+        for o in probes.optimizers.values()
+        if o not in loops
+        and len(o.param_groups) > 1
+        and all(len(g["params"]) == 1 for g in o.param_groups)
+    ]
+    if singles:
+        found.append(
+            (
+                f"the optimizer has {len(singles[0].param_groups)} parameter groups of one "
+                "tensor each: foreach and fused run group by group, so its step still goes one "
+                "parameter at a time",
+                "give the optimizer the parameters as one group, "
+                "`torch.optim.AdamW(model.parameters(), ..., foreach=True)`.",
+            )
+        )
     per_model = probes.blocks / max(probes.models, 1)
     layers = cp.MODEL["n_layers"]
     if probes.recomputed:
@@ -894,6 +930,18 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
         )
     change = probes.changed()
     grads = [g for key in probes.first_grads for g in probes.first_grads[key]]
+    trained = {id(p) for p in params}
+    ran = probes.model
+    if ran is not None and not any(id(p) in trained for p in ran.parameters()):
+        return failed(
+            exercise_id,
+            "The model whose forward pass ran is not the one your optimizer updates: none of "
+            "its parameters is in the optimizer, so no gradient reached the weights being "
+            "stepped.",
+            "build the model once, before the optimizer and the loop, and give that model's "
+            "parameters to the optimizer (`torch.optim.AdamW(model.parameters(), ...)`); a "
+            "model built again (inside the loop, or after the optimizer) is not trained.",
+        )
     if change == 0.0 and all(g is None or not bool(g.any()) for g in grads):
         return failed(
             exercise_id,

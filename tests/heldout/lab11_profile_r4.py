@@ -541,6 +541,7 @@ def fixed_train(text, steps):
     # ------------------------------------------------------------------ fix: wrong
     Blind(
         name="fix_optimizer_made_every_step",
+        hints=("different optimizers",),
         exercise_id="capstone_profile_fix",
         half="held2",
         correct=False,
@@ -676,6 +677,7 @@ def fixed_train(text, steps):
     ),
     Blind(
         name="fix_token_ids_in_bf16",
+        hints=("must stay integers",),
         exercise_id="capstone_profile_fix",
         half="held2",
         correct=False,
@@ -709,6 +711,7 @@ def fixed_train(text, steps):
     ),
     Blind(
         name="fix_one_param_group_each",
+        hints=("parameter groups of one tensor",),
         exercise_id="capstone_profile_fix",
         half="held2",
         correct=False,
@@ -776,6 +779,7 @@ def fixed_train(text, steps):
     ),
     Blind(
         name="fix_model_rebuilt_in_loop",
+        hints=("not the one your optimizer updates",),
         exercise_id="capstone_profile_fix",
         half="held2",
         correct=False,
