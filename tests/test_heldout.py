@@ -22,6 +22,7 @@ LABS = (
     "lab10_planner_r2",
     "lab10_planner_r3",
     "lab10_planner_r4",
+    "lab10_planner_r5",
     "lab11_profile",
     "lab11_profile_r2",
     "lab11_profile_r3",
@@ -45,6 +46,24 @@ DISPUTED = {
         "labelled 2.6x the best from ZeRO-3 under Megatron-LM's defaults (nothing overlapped); "
         "the lab judges ZeRO-3 without a pipeline as PyTorch FSDP runs it, one gather per "
         "block prefetched (1.08x, within 1.2x)"
+    ),
+    "fits_zero3_with_tp8": (
+        "as layout_zero3_with_tp8: labelled 2.6x the best from ZeRO-3 under Megatron-LM's "
+        "defaults; the lab judges ZeRO-3 without a pipeline as FSDP runs it (1.08x)"
+    ),
+    "step_sends_whole_activation": (
+        "its author measured it 6.2% off the planner on one layout; the lab accepts 10% for the "
+        "step time (its helper's threshold was 5%)"
+    ),
+    "step_dp_ranks_per_node_no_pp": (
+        "6.9% off on one layout, inside the 10% the lab accepts for the step time"
+    ),
+    "step_bubble_stretches_compute_only": (
+        "6.7% off on one layout, inside the 10% the lab accepts for the step time"
+    ),
+    "defend_tp8_pp4_terms_from_planner_parts": (
+        "written right when the lab forbade P.evaluate only for memory_gib and step_seconds; the "
+        "checker refuses any P.evaluate call in defend(), and the lab now says so"
     ),
     "returns_tensor@capstone_profile_fix": (
         "the lab asks for a list; the checker also takes a 1-D tensor of the losses, as the "

@@ -752,6 +752,10 @@ def quantities(layout: dict) -> dict[str, float]:
         "bubble": beta,
         "passes": 6 if recompute == "full" else 4,
         "no_recompute": per_layer(recompute="none") / per_layer(),
+        # selective recomputation counted as full (only each layer's input kept)
+        "selective_as_full": (
+            per_layer(recompute="full") / per_layer() if recompute == "selective" else 1.0
+        ),
         "scores": scores,
         "scores_unless_selective": scores if recompute == "none" else 0.0,
         "eager": per_layer(attention="eager") / per_layer(),
@@ -1594,6 +1598,12 @@ MEMORY_RELATIONS = (
         lambda q: q["no_recompute"],
         "no_recompute",
     ),
+    Relation(
+        "activations",
+        "as full recomputation where the layout says selective",
+        lambda q: q["selective_as_full"],
+        "selective_as_full",
+    ),
     Relation("activations", "with the s x s scores kept", lambda q: q["eager"], "eager"),
     Relation("activations", "with dropout masks", lambda q: q["dropout"], "dropout"),
     Relation(
@@ -1796,6 +1806,14 @@ MEMORY_HINTS = {
         "twice the activations, as 4-byte (fp32) values would give: the planner counts 16-bit "
         "activations, as gu.memory.activation_bytes_per_layer does (a layer's input alone is "
         "2 s b h bytes)."
+    ),
+    "selective_as_full": (
+        "selective recomputation drops only what is cheap to recompute, the attention scores "
+        "(which flash attention never stores anyway): each layer still keeps its other "
+        "activations, about 32 s b h / t bytes with sequence parallelism (gu.memory); only full "
+        "recomputation "
+        'keeps just the layer\'s input (recompute="selective" in '
+        "gu.memory.activation_bytes_per_layer)."
     ),
     "dropout": (
         "Llama trains without dropout, so no dropout masks are kept: dropout_masks=False in "
@@ -2588,9 +2606,35 @@ def judge_layout(exercise_id: str, value) -> tuple[dict | None, CheckResult | No
             exercise_id,
             f"{short(layout)} needs {x.memory_per_gpu / GIB:.1f} GiB per GPU, over the "
             f"{usable / GIB:.0f} GiB usable.",
-            _fit_hint(x),
+            _interleave_hint(layout, x) or _fit_hint(x),
         )
     return layout, None
+
+
+def _interleave_hint(layout: dict, x: parallelism.Layout) -> str | None:
+    """When the same pipelined layout with more virtual stages keeps the rules and fits: how
+    many layers' activations the first stage holds with each (the chunks in flight x L/(p v))."""
+    pp, v = layout["pp"], layout["interleave"]
+    if pp == 1:
+        return None
+    layers = model().layers
+    m = JOB["global_batch_tokens"] // model().seq_len // (layout["dp"] * layout["micro_batch_size"])
+    for more in range(v + 1, 2 * v + 6):
+        other = dict(layout, interleave=more)
+        if rule_broken(other) is not None or not evaluate(other).fits:
+            continue
+        held = [
+            (c := parallelism.in_flight_chunks(pp, m, w), c * layers // (pp * w)) for w in (v, more)
+        ]
+        return (
+            f"the same layout with v = {more} fits ({evaluate(other).memory_per_gpu / GIB:.1f} "
+            f"GiB): its first stage holds {held[1][0]} chunks of {layers // (pp * more)} layers "
+            f"({held[1][1]} layers' activations) in flight, against {held[0][0]} chunks of "
+            f"{layers // (pp * v)} ({held[0][1]}) with v = {v}. More virtual stages keep fewer "
+            "layers' activations in flight on the first stage (min(v m, v p + p - 1) chunks of "
+            "L/(p v) layers)."
+        )
+    return None
 
 
 def _check_layout(answer) -> CheckResult:

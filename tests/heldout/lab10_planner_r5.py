@@ -207,6 +207,7 @@ def my_layout():
     ),
     Blind(
         name="fits_interleave2_more_chunks",
+        hints=("with v = 4 fits",),
         exercise_id="planner_layout_fits",
         half="held2",
         correct=False,
@@ -387,6 +388,7 @@ def predict_memory_gib(layout):
     ),
     Blind(
         name="mem_selective_as_full",
+        hints=("as full recomputation where the layout says selective",),
         exercise_id="planner_memory_prediction",
         half="held2",
         correct=False,
