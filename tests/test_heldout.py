@@ -34,6 +34,7 @@ LABS = (
     "lab12_triton_r5",
     "lab12_triton_r6",
     "lab13_serving_r1",
+    "lab13_serving_r2",
 )
 
 #: Verdicts the course disputes, with why; each still must not leak.

@@ -27,6 +27,7 @@ row's values, a factor, a shift, inf where a float16 sum overflows) and the reci
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 
@@ -223,6 +224,16 @@ def _gemv_error_hint(case: Case, error) -> str:
             "the shared array holds one sum per warp: 2 slots for 64 threads, "
             "`cuda.shared.array(2, float32)`, indexed t // 32 (only lanes 0 write)."
         )
+    where = re.search(r"thread \((\d+), \d+, \d+\) of block \((\d+), \d+, \d+\)", str(error))
+    if where and index is not None and axis == 1 and size == cols and cols <= index < rows:
+        lane, block = int(where.group(1)), int(where.group(2))
+        if index % THREADS == lane and index != block:  # the column a thread walks to, not a row
+            return (
+                f"thread {lane} of row {block} walked to column {index}, past the row's {cols} "
+                f"columns but inside the {rows} rows: does its column loop run to w.shape[0], "
+                "the number of rows? The columns are w.shape[1]: `for j in range(t, "
+                "w.shape[1], 64):`."
+            )
     if index is not None and rows != cols and (axis, size) in ((1, cols), (0, rows)):
         swapped = (axis == 1 and index < rows) or (axis == 0 and index < cols)
         if swapped:
@@ -399,12 +410,30 @@ def _int8_candidates(case: TritonCase) -> dict[str, np.ndarray]:
     if block != group and cols // block < groups:
         found["group by block"] = with_scales(scales[:, column // block])
     found["no scale"] = q @ x
+    blocks = -(-cols // block)
+    if blocks > 1:
+        per_column = q * scales[:, column // group] * x
+        edges = np.arange(0, cols, block)
+        partial = np.add.reduceat(per_column, edges, axis=1)  # (rows, blocks)
+        found["last block only"] = partial[:, -1]
+        if cols % block:
+            found["partial block skipped"] = partial[:, :-1].sum(axis=1)
     if (case.extra["q"] < 0).any():
         found["unsigned"] = (np.where(q < 0, q + 256, q) * scales[:, column // group]) @ x
     return found
 
 
 _INT8_HINTS = {
+    "last block only": (
+        "each y[r] is the sum over the last block of columns alone: the earlier blocks' sums "
+        "were overwritten, not added. Keep one float32 accumulator across the loop over blocks "
+        "(created before it) and store `tl.sum(acc, axis=0)` once, after the loop."
+    ),
+    "partial block skipped": (
+        "each y[r] is the sum over every block of columns but the last, partial one: the "
+        "number of blocks was rounded down (n_cols // BLOCK). Loop over "
+        "`tl.cdiv(n_cols, BLOCK)` blocks and mask the last one's lanes with cols < n_cols."
+    ),
     "row scale": (
         "every column of a row used the row's first scale, scales[r, 0]: there is one scale per "
         "group of GROUP columns, so column c needs scales[r, c // GROUP] (load them with the "
@@ -691,6 +720,27 @@ def _paged_candidates(case: TritonCase) -> dict[str, np.ndarray]:
 
     if block_size > 1:
         found["block stride"] = each(block_stride)
+    if any(n % block_size for n in lens):  # the slot just past the last token, in its block
+
+        def one_past(s, n):
+            n = n + 1 if n % block_size else n
+            return dense(s, n, *own(s, n))
+
+        found["one past the end"] = each(one_past)
+    padded_d = 1 << (dim - 1).bit_length()
+    if padded_d != dim:
+
+        def padded_stride(s, n):  # tokens and blocks laid out with BLOCK_D values, not D
+            index = []
+            for b in range(-(-n // block_size)):
+                for t in range(block_size):
+                    index.append((table[s, b] * block_size + t) * padded_d + np.arange(dim))
+            index = np.array(index)[:n]
+            if index.max() >= flat_k.size:
+                return None
+            return dense(s, n, flat_k[index], flat_v[index])
+
+        found["padded stride"] = each(padded_stride)
     for name, options in (
         ("acc not rescaled", {"rescale_acc": False}),
         ("sum not rescaled", {"rescale_sum": False}),
@@ -733,6 +783,16 @@ _PAGED_HINTS = {
     "block stride": (
         "a block's keys start at block * BLOCK_SIZE * D in the cache (BLOCK_SIZE tokens of D "
         "values each), not block * D."
+    ),
+    "one past the end": (
+        "one slot past each sequence's last token was attended to: the mask of the last block "
+        "keeps positions b * BLOCK_SIZE + t <= length. Positions run from 0 to length - 1: "
+        "valid = b * BLOCK_SIZE + t < length."
+    ),
+    "padded stride": (
+        "the cache was addressed with BLOCK_D (D rounded up to a power of two) as the row "
+        "length: a token's D values start at (block * BLOCK_SIZE + t) * D. BLOCK_D is only the "
+        "width of the tl.arange (mask d < D); the strides in memory use D."
     ),
     "acc not rescaled": (
         "the output sum was not rescaled when the running maximum grew: multiply acc by alpha = "

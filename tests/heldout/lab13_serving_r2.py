@@ -553,6 +553,7 @@ ANSWERS = [
     ),
     Blind(
         name="gemv_loop_over_rows",
+        hints=("w.shape[0], the number of rows",),
         exercise_id="serving_decode_gemv",
         half="held2",
         correct=False,
@@ -645,6 +646,7 @@ ANSWERS = [
     ),
     Blind(
         name="int8_floor_block_count",
+        hints=("tl.cdiv(n_cols, BLOCK)",),
         exercise_id="serving_int8_gemv",
         half="held2",
         correct=False,
@@ -704,6 +706,7 @@ ANSWERS = [
     ),
     Blind(
         name="int8_store_inside_loop",
+        hints=("last block of columns alone",),
         exercise_id="serving_int8_gemv",
         half="held2",
         correct=False,
@@ -832,6 +835,7 @@ ANSWERS = [
     ),
     Blind(
         name="paged_valid_off_by_one",
+        hints=("one slot past",),
         exercise_id="serving_paged_attention",
         half="held2",
         correct=False,
@@ -925,6 +929,7 @@ ANSWERS = [
     ),
     Blind(
         name="paged_row_stride_block_d",
+        hints=("BLOCK_D (D rounded up",),
         exercise_id="serving_paged_attention",
         half="held2",
         correct=False,
