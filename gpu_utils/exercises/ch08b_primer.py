@@ -308,11 +308,16 @@ def _with_target(task, call, value: int):
     return copied
 
 
-def _runs(answer, model_before, call) -> bool:
-    """Whether the answer runs without an error on ``call`` (a scratch model and optimizer)."""
+def _scratch(model_before):
+    """A model at ``model_before``'s weights and a new optimizer for it, as the exercise gives."""
     model = gpt.build(seed=STEP_SEED, **STEP_CONFIG)
     model.load_state_dict(model_before.state_dict())
-    optimizer = torch.optim.SGD(model.parameters(), lr=STEP_LR, momentum=MOMENTUM)
+    return model, torch.optim.SGD(model.parameters(), lr=STEP_LR, momentum=MOMENTUM)
+
+
+def _runs(answer, model_before, call) -> bool:
+    """Whether the answer runs without an error on ``call`` (a scratch model and optimizer)."""
+    model, optimizer = _scratch(model_before)
     try:
         answer(model, optimizer, *call)
     except (Exception, SystemExit):
@@ -947,22 +952,16 @@ def _judge_step(
             scale_hint,
         )
     wrong = [n for n in expected if not _close({n: got[n]}, {n: expected[n]})]
-    if left is not None and not _empty(left):
-        previous = _dense(left, expected)
-        stale = [
-            n
-            for n in wrong
-            if previous[n].any() and _close({n: got[n]}, {n: previous[n] + expected[n]})
-        ]
-        if stale and len(stale) == len(wrong):
-            names = ", ".join(f"`{n}`" for n in stale[:3]) + (", ..." if len(stale) > 3 else "")
-            return (
-                f"In {nth}, {len(expected) - len(stale)} parameters' gradients are this batch's, "
-                f"but those of {names} are this batch's plus what the previous call left in "
-                "`.grad`: only part of the model's gradients were cleared.",
-                "clear every parameter's gradient before the backward: `optimizer.zero_grad()` "
-                "(or `model.zero_grad()`) on the whole model, not on some of its modules.",
-            )
+    stale = _left_over(got, expected, left)
+    if stale:  # the whole model's leftovers were named above: these are some parameters'
+        names = ", ".join(f"`{n}`" for n in stale[:3]) + (", ..." if len(stale) > 3 else "")
+        return (
+            f"In {nth}, {len(expected) - len(stale)} parameters' gradients are this batch's, "
+            f"but those of {names} are this batch's plus what the previous call left in "
+            "`.grad`: only part of the model's gradients were cleared.",
+            "clear every parameter's gradient before the backward: `optimizer.zero_grad()` "
+            "(or `model.zero_grad()`) on the whole model, not on some of its modules.",
+        )
     if params is not None and wrong:
         extra = {n: got[n] - expected[n] for n in expected}
         weights = {n: params[n] for n in expected}
@@ -1152,18 +1151,15 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
         at_step, count, ran = steps[0]
         backward = (count - start, accumulated[0] - start)
         problem = None
-        if (
-            k > 0
-            and not _empty(at_step)
-            and not _close(_dense(at_step, expected), expected)
-            and not _explained_by_left(_dense(at_step, expected), expected, left)
-            and _right_when_first(pristine, model_before, call, expected)
-        ):
-            return failed(exercise_id, *_kept_between_calls(k))
-        if not _empty(at_step) and not _close(_dense(at_step, expected), expected):
-            problem = task.evidence(
-                k, _dense(at_step, expected), expected, model_before, call, ran=ran
-            )
+        got = None if _empty(at_step) else _dense(at_step, expected)
+        if got is not None and not _close(got, expected):
+            if (
+                k > 0
+                and not _left_over(got, expected, left)
+                and _right_when_first(pristine, model_before, call, expected)
+            ):
+                return failed(exercise_id, *_kept_between_calls(k))
+            problem = task.evidence(k, got, expected, model_before, call, ran=ran)
         if problem is None:
             words = dict(counted=task.counted, recipe=task.recipe)
             words.update(getattr(task, "hints", {}))
@@ -1245,14 +1241,19 @@ def _pristine(answer):
     return again
 
 
-def _explained_by_left(got: dict, expected: dict, left: dict | None) -> bool:
-    """True when every wrong gradient is the right one plus what the previous call left in
-    ``.grad`` (gradients that were not cleared: :func:`_judge_step` says so)."""
+def _left_over(got: dict, expected: dict, left: dict | None) -> list[str]:
+    """The parameters whose gradient is the right one plus what the previous call left in
+    ``.grad`` (not cleared), when that explains every wrong gradient; else []."""
     if left is None or _empty(left):
-        return False
+        return []
     previous = _dense(left, expected)
     wrong = [n for n in expected if not _close({n: got[n]}, {n: expected[n]})]
-    return all(_close({n: got[n]}, {n: previous[n] + expected[n]}) for n in wrong)
+    stale = [
+        n
+        for n in wrong
+        if previous[n].any() and _close({n: got[n]}, {n: previous[n] + expected[n]})
+    ]
+    return stale if len(stale) == len(wrong) else []
 
 
 def _right_when_first(pristine, model_before, call, expected) -> bool:
@@ -1260,9 +1261,7 @@ def _right_when_first(pristine, model_before, call, expected) -> bool:
     scratch model at the same weights, a new optimizer), steps on the right gradients."""
     if pristine is None:
         return False
-    model = gpt.build(seed=STEP_SEED, **STEP_CONFIG)
-    model.load_state_dict(model_before.state_dict())
-    optimizer = torch.optim.SGD(model.parameters(), lr=STEP_LR, momentum=MOMENTUM)
+    model, optimizer = _scratch(model_before)
     seen = []
     optimizer.register_step_pre_hook(lambda *_: seen.append(_grads(model)))
     try:

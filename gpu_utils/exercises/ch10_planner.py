@@ -1811,8 +1811,7 @@ MEMORY_HINTS = {
         "selective recomputation drops only what is cheap to recompute, the attention scores "
         "(which flash attention never stores anyway): each layer still keeps its other "
         "activations, about 32 s b h / t bytes with sequence parallelism (gu.memory); only full "
-        "recomputation "
-        'keeps just the layer\'s input (recompute="selective" in '
+        'recomputation keeps just the layer\'s input (recompute="selective" in '
         "gu.memory.activation_bytes_per_layer)."
     ),
     "dropout": (
@@ -2621,18 +2620,17 @@ def _interleave_hint(layout: dict, x: parallelism.Layout) -> str | None:
     m = JOB["global_batch_tokens"] // model().seq_len // (layout["dp"] * layout["micro_batch_size"])
     for more in range(v + 1, 2 * v + 6):
         other = dict(layout, interleave=more)
-        if rule_broken(other) is not None or not evaluate(other).fits:
+        if rule_broken(other) is not None or not (y := evaluate(other)).fits:
             continue
-        held = [
-            (c := parallelism.in_flight_chunks(pp, m, w), c * layers // (pp * w)) for w in (v, more)
-        ]
+        chunks = {w: parallelism.in_flight_chunks(pp, m, w) for w in (v, more)}
+        size = {w: layers // (pp * w) for w in (v, more)}  # layers per chunk
         return (
-            f"the same layout with v = {more} fits ({evaluate(other).memory_per_gpu / GIB:.1f} "
-            f"GiB): its first stage holds {held[1][0]} chunks of {layers // (pp * more)} layers "
-            f"({held[1][1]} layers' activations) in flight, against {held[0][0]} chunks of "
-            f"{layers // (pp * v)} ({held[0][1]}) with v = {v}. More virtual stages keep fewer "
-            "layers' activations in flight on the first stage (min(v m, v p + p - 1) chunks of "
-            "L/(p v) layers)."
+            f"the same layout with v = {more} fits ({y.memory_per_gpu / GIB:.1f} GiB): its first "
+            f"stage holds {chunks[more]} chunks of {size[more]} layers "
+            f"({chunks[more] * size[more]} layers' activations) in flight, against {chunks[v]} "
+            f"chunks of {size[v]} ({chunks[v] * size[v]}) with v = {v}. More virtual stages keep "
+            "fewer layers' activations in flight on the first stage (min(v m, v p + p - 1) chunks "
+            "of L/(p v) layers)."
         )
     return None
 
