@@ -2514,12 +2514,11 @@ def _panel_check(figure: Figure, answer) -> CheckResult:
         if called:
             return _planner_called(exercise_id, called)
         if problem is not None:
-            if any(f"raised {e}" in problem.message for e in ("KeyError", "IndexError")):
-                error = problem.message.split("raised ", 1)[-1].split(":")[0].rstrip(".")
-                return _lookup_failed(exercise_id, layout, error)
-            if "Your function raised" in problem.message:
-                return _raised(figure, answer, layout, problem, errors[0] if errors else None)
-            return problem
+            if not errors:  # not a function, or not attempted
+                return problem
+            if isinstance(errors[0], (KeyError, IndexError)):  # a table without this layout
+                return _lookup_failed(exercise_id, layout, type(errors[0]).__name__)
+            return _raised(figure, answer, layout, problem, errors[0])
         number = _number(value)
         if number is None:
             if value is None and layout is OFF_GRID:
