@@ -29,7 +29,7 @@ from numba import cuda, float32
 from . import runtime  # imported by the package first: the mode is chosen before numba loads
 
 #: Threads per block of the decode GEMV: two warps, so the block's sum has a shared-memory
-#: step after the shuffles (and the simulator, one OS thread per CUDA thread, stays quick).
+#: step after the shuffles (and a launch on the simulator stays quick).
 GEMV_THREADS = 64
 #: Columns per pass of one program of the int8 GEMV.
 INT8_BLOCK = 128
