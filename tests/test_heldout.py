@@ -18,6 +18,7 @@ LABS = (
     "lab08b_r2",
     "lab08b_r3",
     "lab08b_r4",
+    "lab08b_r5",
     "lab10_planner",
     "lab10_planner_r2",
     "lab10_planner_r3",

@@ -244,6 +244,12 @@ def _step_exception_hint(error: BaseException, text: str) -> str:
         return ITEM_TOO_EARLY
     if "does not require grad" in text:
         return DETACHED
+    if isinstance(error, AttributeError) and "'NoneType' object has no attribute" in text:
+        return (
+            "a parameter's `.grad` is None until the first `backward()` reaches it (and again "
+            "after `zero_grad()`, which sets it to None): clear the gradients with "
+            "`optimizer.zero_grad()`, or skip the parameters whose `.grad` is None."
+        )
     if "Expected target size" in text or "Expected input batch_size" in text:
         return CROSS_ENTROPY_SHAPES
     if "floor_divide" in text:
@@ -849,6 +855,8 @@ def _judge_step(
     logits=lambda: None,
     tied: dict | None = None,
     params: dict | None = None,
+    zero_at_logits: bool = False,
+    last=lambda: None,
 ):
     """(what, hint) when the gradients seen by ``optimizer.step()`` in call ``k`` are wrong.
 
@@ -858,7 +866,9 @@ def _judge_step(
     passes returned logits that carry autograd (None: no forward pass); ``logits()``: (what,
     hint) read from the gradients at the logits (:func:`_logit_evidence`), tried before a
     factor or a generic message; ``params``: the parameters the gradients were taken at (a
-    gradient that is the right one plus a multiple of them: a penalty on the weights)."""
+    gradient that is the right one plus a multiple of them: a penalty on the weights);
+    ``zero_at_logits``: every gradient that reached the model's logits was zero; ``last()``:
+    (what, hint) from the task's own evidence, tried before the generic message."""
     nth = f"call {k + 1}"
     before_step, in_call = backward
     if _empty(at_step):
@@ -887,6 +897,14 @@ def _judge_step(
                 f"In {nth}, no parameter received a gradient: either `backward()` never ran, "
                 "or the loss it ran on has no path back to the parameters.",
                 NO_BACKWARD + " " + DETACHED[0].upper() + DETACHED[1:],
+            )
+        if zero_at_logits:
+            return (
+                f"In {nth}, `backward()` ran, but the gradient that reached the model's logits "
+                "was zero at every position: the loss it ran on does not change with the "
+                "logits, so every parameter's gradient is 0 (a factor that came out as 0?).",
+                "check each factor the loss is multiplied or divided by: an integer division "
+                "such as `n // N` is 0 whenever n < N; use `/` for fractions.",
             )
         if before_step == 0:
             return (
@@ -947,6 +965,16 @@ def _judge_step(
             )
         if (found := logits()) is not None:
             return found
+        vocab = STEP_CONFIG["vocab_size"]
+        if math.isclose(c, 1 / vocab, rel_tol=1e-3):
+            return (
+                f"In {nth}, the gradients `optimizer.step()` used are {c:.4g} times those of "
+                f"the mean loss: 1/{vocab}, one over the vocabulary size. The loss was also "
+                "averaged over the vocabulary axis.",
+                "sum over the vocabulary (one class per position) and average over the "
+                "positions only: `F.cross_entropy(logits.flatten(0, 1), targets.flatten())` "
+                "does both.",
+            )
         return (
             f"The gradients `optimizer.step()` used are {c:.4g} times those of the mean loss.",
             scale_hint,
@@ -999,6 +1027,8 @@ def _judge_step(
             CLIPPED,
         )
     if (found := logits()) is not None:
+        return found
+    if (found := last()) is not None:
         return found
     name, gap = max(
         ((n, float((got[n] - expected[n]).abs().max())) for n in expected), key=lambda t: t[1]
@@ -1174,6 +1204,11 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
                 tracked=any(f.tracked for f in forwards) if forwards else None,
                 tied=tied,
                 params=before,
+                zero_at_logits=any(f.grads for f in forwards)
+                and not any(bool(g.any()) for f in forwards for g in f.grads),
+                last=functools.partial(task.last, k, got, expected, model_before, call)
+                if got is not None and hasattr(task, "last")
+                else lambda: None,
                 logits=functools.partial(
                     _logit_evidence, k, forwards, task.pairs(call), task.tokens(call)
                 ),
@@ -1709,7 +1744,10 @@ class StageEvidence:
     rows: tuple[int, ...]  # positions where the input is wrong (in some sequence)
     moved: tuple[int, ...]  # earlier positions of sequence 0 moved by a change to its last token
     other_sequences: bool  # another sequence's input moved by that change
-    relation: str  # "" or what the input equals: "x", "unaffine", "permuted", "shape"
+    #: "" or what the input equals: "x", "unaffine", "permuted", "shuffled", "shape",
+    #: "plus_x" (the right input plus the block's input), "plus_ln1" (plus ln1(x)), or
+    #: "isolated" (each position's input depends on its own token alone)
+    relation: str
     detail: str = ""
 
 
@@ -1778,8 +1816,12 @@ def _heads_map(got, expected, heads: int) -> dict[tuple[int, int], tuple[int, in
     return found
 
 
-def _stage_evidence(name, got, expected, perturbed, block, raw) -> StageEvidence | None:
-    """How one stage's input ``got`` differs from ``expected`` (None: it does not)."""
+def _stage_evidence(
+    name, got, expected, perturbed, block, raw, first=None, normed=None
+) -> StageEvidence | None:
+    """How one stage's input ``got`` differs from ``expected`` (None: it does not). For proj:
+    ``raw`` is the block's input x, ``normed`` ln1(x), ``first`` the stage's input when the
+    first token of every sequence was changed."""
     if got.numel() != expected.numel():
         return StageEvidence(name, (), (), False, "shape", str(tuple(got.shape)))
     got = got.reshape(expected.shape).float()
@@ -1804,6 +1846,18 @@ def _stage_evidence(name, got, expected, perturbed, block, raw) -> StageEvidence
             relation = "permuted"
             (t, a), (t2, a2) = next((k, v) for k, v in heads.items() if k != v)
             detail = f"position {t}, head {a} holds position {t2}, head {a2}'s values"
+        elif torch.allclose(
+            got.sort(dim=-1).values, expected.sort(dim=-1).values, rtol=1e-4, atol=1e-5
+        ):
+            relation = "shuffled"
+        elif raw is not None and torch.allclose(got, expected + raw, rtol=1e-4, atol=1e-5):
+            relation = "plus_x"
+        elif normed is not None and torch.allclose(got, expected + normed, rtol=1e-4, atol=1e-5):
+            relation = "plus_ln1"
+        elif not (moved or others) and first is not None and first.numel() == got.numel():
+            changed = (first.reshape(expected.shape).float() - got).abs()[:, 1:]
+            if changed.numel() and float(changed.amax()) <= 1e-6:
+                relation = "isolated"
     return StageEvidence(name, _rows(got, expected), moved, others, relation, detail)
 
 
@@ -1919,6 +1973,9 @@ def _block_evidence(answer, block, x, out, expected, shape, g) -> BlockEvidence:
         return result, stages.inputs
 
     again, mine = recorded(block, x)
+    earlier = x.clone()
+    earlier[:, 0] += torch.randn(earlier.shape[0], h, generator=g)
+    _, mine_first = recorded(block, earlier)
     varies = 0.0
     if isinstance(again, torch.Tensor) and again.shape == out.shape:
         varies = float((again.float() - out).abs().max())
@@ -1936,9 +1993,16 @@ def _block_evidence(answer, block, x, out, expected, shape, g) -> BlockEvidence:
     if not varies:
         for name in STAGES:
             if name in mine and name in theirs:
-                raw = {"qkv": x, "fc1": theirs.get("ln2")}.get(name)
+                raw = {"qkv": x, "fc1": theirs.get("ln2"), "proj": x}.get(name)
                 stage = _stage_evidence(
-                    name, mine[name], theirs[name], mine_later.get(name), block, raw
+                    name,
+                    mine[name],
+                    theirs[name],
+                    mine_later.get(name),
+                    block,
+                    raw,
+                    first=mine_first.get(name),
+                    normed=theirs.get("qkv"),
                 )
                 if stage is not None:
                     break
@@ -2068,6 +2132,33 @@ def _block_hint(ev: BlockEvidence) -> tuple[str, str]:
                 f"({ev.shape}) the input of `{call}` holds the right numbers in the wrong "
                 f"places: {st.detail}.{right}",
                 HEADS_SHAPE,
+            )
+        if st.relation == "shuffled":
+            return (
+                f"({ev.shape}) the input of `{call}` holds, at each position, the right "
+                f"numbers in other feature places: the heads' outputs were merged back in "
+                f"another order.{right}",
+                "merge with `y.transpose(1, 2).reshape(b, s, h)`: from (batch, heads, seq, "
+                "d_head) to (batch, seq, heads, d_head), so that head i's d_head features sit "
+                "together, i x d_head to (i + 1) x d_head - 1.",
+            )
+        if st.relation in ("plus_x", "plus_ln1"):
+            added = "x, the block's input" if st.relation == "plus_x" else "ln1(x)"
+            return (
+                f"({ev.shape}) the input of `{call}` is the heads' merged output plus {added}: "
+                f"the residual was added before the output projection.{right}",
+                "project the heads alone, then add the residual: "
+                "`x = x + block.attn.proj(y)`, with y the merged heads.",
+            )
+        if st.relation == "isolated":
+            return (
+                f"({ev.shape}) the input of `{call}` at each position depends on that "
+                "position's own token alone: changing the first token of every sequence "
+                "changed no later position's, so attention never looked across positions. It "
+                f"ran over another axis than the sequence.{right}",
+                "q, k and v must meet as (batch, heads, seq, d_head): `view(b, s, n_heads, "
+                "d_head).transpose(1, 2)` before the scores (or before "
+                "`F.scaled_dot_product_attention`), so that each head's scores are seq x seq.",
             )
         if st.moved or st.other_sequences:
             leak = _leak_words(st.moved, st.other_sequences, ev.seq, f"the input of `{call}`")
@@ -2478,6 +2569,11 @@ class _AccumulateStep:
         return list(call[0])
 
     @staticmethod
+    def last(k, got, expected, model_before, call):
+        """How the step's gradient weighs each sequence, when a weighted sum reproduces it."""
+        return _sequence_weights(k, model_before, call[0], got, expected)
+
+    @staticmethod
     def evidence(k, got, expected, model_before, call, ran=None):
         micro = call[0]
         counts = [int((t != IGNORE).sum()) for _, t in micro]
@@ -2593,6 +2689,80 @@ class _AccumulateStep:
             "them up (micro-batches may hold different numbers; a token id of 0 is a real "
             "token), and divide the summed loss by that N.",
         )
+
+
+def _sequence_weights(k, model, micro, got, expected) -> tuple[str, str] | None:
+    """(what, hint) when the step's gradient is a weighted sum of the sequences' own gradients
+    (each sequence's summed loss), with weights other than 1/N each: fitted by least squares
+    over every parameter, and named only when the sum reproduces the gradient."""
+    names = list(expected)
+    columns, where, real = [], [], []
+    for i, (tokens, targets) in enumerate(micro):
+        for r in range(tokens.shape[0]):
+            logits, _ = model(tokens[r : r + 1])
+            loss = F.cross_entropy(
+                logits.flatten(0, 1), targets[r].flatten(), reduction="sum", ignore_index=IGNORE
+            )
+            g = _dense(_grads_of(model, loss), expected) if loss.requires_grad else {}
+            g = {a: g.get(a, torch.zeros_like(expected[a])) for a in names}
+            columns.append(torch.cat([g[a].flatten() for a in names]).double())
+            where.append(i)
+            real.append(int((targets[r] != IGNORE).sum()))
+    n = sum(real)
+    if not n or len(columns) < 2:
+        return None
+    matrix = torch.stack(columns, dim=1)
+    target = torch.cat([got[a].flatten() for a in names]).double()
+    weights = torch.linalg.lstsq(matrix, target.unsqueeze(1)).solution[:, 0]
+    fitted = (matrix @ weights).float()
+    sizes = [expected[a].numel() for a in names]
+    pieces = dict(zip(names, fitted.split(sizes), strict=True))
+    if not _close(got, {a: pieces[a].reshape(expected[a].shape) for a in names}):
+        return None
+    ratio = [float(w) * n for w in weights]  # 1.0: the right weight 1/N
+    scored = [j for j, t in enumerate(real) if t]
+    if all(math.isclose(ratio[j], 1, rel_tol=1e-3) for j in scored):
+        return None
+    m = len(micro)
+    per_micro = []
+    for i in range(m):
+        rs = [ratio[j] for j in scored if where[j] == i]
+        if rs and all(math.isclose(r, rs[0], rel_tol=1e-3, abs_tol=1e-6) for r in rs):
+            per_micro.append(rs[0])
+    nth = f"In call {k + 1}"
+    if len({real[j] for j in scored}) > 1 and all(
+        math.isclose(ratio[j] * real[j], ratio[scored[0]] * real[scored[0]], rel_tol=1e-3)
+        for j in scored
+    ):
+        return (
+            f"{nth}, the step's gradient weighs every sequence the same, whatever its number of "
+            f"real tokens ({[real[j] for j in scored]} here): a token of a short sequence counts "
+            "more than one of a long sequence. It is a mean of per-sequence means, not the "
+            "mean over every real token.",
+            TOKEN_WEIGHTED,
+        )
+    if len(per_micro) == m and m > 1:
+        shown = ", ".join(f"{r:.3g}" for r in per_micro)
+        what = (
+            f"{nth}, the step's gradient is a weighted sum of the {m} micro-batches' gradients, "
+            f"with weights {shown} times the right 1/N (N = {n} real tokens) for micro-batches "
+            f"1 to {m}."
+        )
+        later = [per_micro[i + 1] / per_micro[i] for i in range(m - 1) if per_micro[i]]
+        if (
+            len(later) == m - 1
+            and all(math.isclose(q, later[0], rel_tol=1e-3) for q in later)
+            and math.isclose(later[0], n, rel_tol=1e-3)
+        ):
+            return (
+                what + f" Each earlier micro-batch's gradient was divided by {n} once more for "
+                "every later one: the accumulated `.grad` was divided inside the loop.",
+                "scale each micro-batch's loss by 1/N before its `backward()` (or divide `.grad` "
+                "once, after the loop): dividing the accumulated `.grad` inside the loop divides "
+                "the earlier micro-batches again and again.",
+            )
+        return what, TOKEN_WEIGHTED
+    return None
 
 
 def _run_accumulate_step(exercise_id: str, answer) -> CheckResult:
