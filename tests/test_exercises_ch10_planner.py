@@ -842,7 +842,8 @@ def test_a_prediction_that_looks_up_the_planners_list_is_caught():
     for exercise_id, answer in [("planner_memory_prediction", memory), ("planner_step_time", step)]:
         result = run(exercise_id, answer)
         assert not result.passed and "looks the layout up" in result.message, result.message
-        assert "v = 5" in result.message
+        # the first panel layout plan does not list: v = 5, or selective recomputation
+        assert "v = 5" in result.message or "recompute selective" in result.message
 
 
 def test_a_step_prediction_that_copies_the_planners_figures_is_caught():
