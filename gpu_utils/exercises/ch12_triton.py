@@ -120,6 +120,18 @@ def _add_hint(case: TritonCase, mismatch: Mismatch) -> str:
         )
     if mismatch.unwritten.any() and not mismatch.wrong.any():
         first = int(np.argwhere(mismatch.unwritten)[0][0])
+        n, missed = mismatch.unwritten.size, int(mismatch.unwritten.sum())
+        if missed < block and first % block and missed == n - first:  # a tail inside a block
+            which = (
+                f"the last {missed} elements ({first} to {n - 1})"
+                if missed > 1
+                else f"the last element ({first})"
+            )
+            return (
+                f"only {which}, inside the last block, never got stored, and every element "
+                "before is right: the mask stops short of the end. It must let every offset "
+                "below n_elements through, `mask = offsets < n_elements`."
+            )
         return (
             f"element {first} (in block {first // block}) was never stored: each program must "
             "cover its own block, `offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)`, with "
@@ -418,6 +430,14 @@ def _softmax_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
             "only the case where x is a strided view is wrong: a row starts at "
             "`x_ptr + row * x_row_stride`, not `row * n_cols` (rows can be further apart than "
             "their length)."
+        )
+    right = _softmax_np(case.extra["x"])
+    with np.errstate(divide="ignore"):
+        log_right = np.log(right)
+    if np.isfinite(got).all() and _close(got, log_right, rtol=1e-4, atol=1e-4):
+        return (
+            "each value you stored is the log of the right one: x - m - log(s), the "
+            "log-softmax. Store the softmax itself, `tl.exp(x - m) / s`."
         )
     patterns = _online_patterns(case.extra["x"], case.extra["block"])
     if _close(got, patterns["unscaled"], rtol=1e-4, atol=1e-6):
@@ -741,6 +761,20 @@ def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
     plain = _layernorm_np(x, np.ones_like(w), np.zeros_like(b))
     if _close(got, plain, rtol=1e-4, atol=1e-4):
         return "multiply by the weight and add the bias: `y = (x - mean) * rstd * w + b`."
+    if _close(got, ((plain + b) * w).astype(np.float32), rtol=1e-4, atol=1e-4):
+        return (
+            "your output is (x_hat + b) * w: the bias was added before the weight multiplied, "
+            "so w scales it too. The affine step is `x_hat * w + b`."
+        )
+    x64 = x.astype(np.float64)
+    diff = x64 - x64.mean(axis=1, keepdims=True)
+    own = (diff / np.sqrt(diff * diff + EPS) * w + b).astype(np.float32)
+    if _close(got, own, rtol=1e-3, atol=1e-3):
+        return (
+            "each element was divided by the square root of its own (x - mean)^2 + eps: the "
+            "variance must be one number per row, reduced over the row's real columns, "
+            "`var = tl.sum(diff * diff, axis=0) / n_cols`."
+        )
     x64 = x.astype(np.float64)
     centred = x64 - x64.mean(axis=1, keepdims=True)
     std = np.sqrt(x64.var(axis=1, keepdims=True) + EPS)
@@ -2177,6 +2211,25 @@ def _cross_entropy_observed(case: TritonCase, mismatch: Mismatch) -> str:
         return (
             f"{said}, all by the same amount, {relation.value:+.4g}: look for a constant "
             "added or left out of loss = m + log(s) - target_logit."
+        )
+    # which column's logit the wrong rows subtracted: logsumexp - yours, found among the row's
+    logits = h.astype(np.float64) @ w.astype(np.float64).T
+    top = logits.max(axis=1)
+    lse = top + np.log(np.exp(logits - top[:, None]).sum(axis=1))
+    subtracted = lse[rows] - got[rows].astype(np.float64)
+    gaps = np.abs(logits[rows] - subtracted[:, None])
+    columns = gaps.argmin(axis=1)
+    if np.all(gaps[np.arange(rows.size), columns] <= 1e-2 * (1 + np.abs(subtracted))):
+        if np.array_equal(columns, rows):
+            whose = "column i for row i: the row's own index"
+        elif np.array_equal(columns, columns[0] + 0 * columns):
+            whose = f"column {int(columns[0])} for every one of them"
+        else:
+            whose = "another column than the target's"
+        return (
+            f"{said}: yours is logsumexp minus the logit of {whose}, not of the row's target. "
+            "Pick the target's logit where the global column equals the target, "
+            "`tl.where(cols[None, :] == target[:, None], logits, 0.0)` summed over the columns."
         )
     return (
         f"{said} and no single change of the loop that the checker tried reproduces it. "
