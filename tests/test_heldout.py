@@ -24,16 +24,19 @@ LABS = (
     "lab10_planner_r3",
     "lab10_planner_r4",
     "lab10_planner_r5",
+    "lab10_planner_r6",
     "lab11_profile",
     "lab11_profile_r2",
     "lab11_profile_r3",
     "lab11_profile_r4",
+    "lab11_profile_r5",
     "lab12_triton",
     "lab12_triton_r2",
     "lab12_triton_r3",
     "lab12_triton_r4",
     "lab12_triton_r5",
     "lab12_triton_r6",
+    "lab12_triton_r7",
     "lab13_serving_r1",
     "lab13_serving_r2",
 )
@@ -66,6 +69,11 @@ DISPUTED = {
     "defend_tp8_pp4_terms_from_planner_parts": (
         "written right when the lab forbade P.evaluate only for memory_gib and step_seconds; the "
         "checker refuses any P.evaluate call in defend(), and the lab now says so"
+    ),
+    "defend_twenty_virtual_stages_main_pipeline": (
+        'labelled wrong because the layout is within 2% of the best (1.002x), so "none"; the '
+        "lab defines main_difference as the term that costs the layout the most seconds, or "
+        '"none" within 2%: its pipeline sends do cost 0.36 s more, so both are accepted'
     ),
     "returns_tensor@capstone_profile_fix": (
         "the lab asks for a list; the checker also takes a 1-D tensor of the losses, as the "

@@ -50,6 +50,10 @@ SCRIPTS = (
     frozenset({"host_sync", "small_batch", "optimizer_loop"}),
     frozenset(),
 )
+#: One more script, tried once the three are named right: host_sync alone, its batches through a
+#: DataLoader with LOADER_WORKERS workers, whose seed is read once more (steps + 1 reads): a
+#: diagnosis that wants exactly one read per step misses it (lab11_profile_r5).
+EXTRA = frozenset({"host_sync"})
 PROFILE_STEPS = 2
 FIX_STEPS = 4
 #: Host synchronisations allowed inside a fixed loop of FIX_STEPS steps: none (a log line every
@@ -111,7 +115,7 @@ def _error_hint(text: str) -> str:
 @functools.cache
 def _profile(kinds: frozenset[str]):
     """The stopped profiler of the script with ``kinds`` planted (one per check process)."""
-    workers = LOADER_WORKERS if not kinds else 0
+    workers = LOADER_WORKERS if not kinds or kinds == EXTRA else 0
     return cp.profile(cp.script(kinds, "checker", workers).train, PROFILE_STEPS, _text())
 
 
@@ -264,7 +268,7 @@ def _names(exercise_id: str, value) -> tuple[frozenset[str] | None, CheckResult 
 def _run_diagnose(exercise_id: str, answer) -> CheckResult:
     if (problem := _not_callable(exercise_id, answer)) is not None:
         return problem
-    for number, kinds in enumerate(SCRIPTS, 1):
+    for number, kinds in enumerate((*SCRIPTS, EXTRA), 1):
         value, problem = _call(exercise_id, answer, _profile(kinds))
         if problem is not None:
             return problem
@@ -280,16 +284,22 @@ def _run_diagnose(exercise_id: str, answer) -> CheckResult:
         same = named2 == named
         missed = [k for k in cp.KINDS if k in kinds - named]
         wrong = [k for k in cp.KINDS if k in named - kinds]
+        which = (
+            f"script {number} of {len(SCRIPTS)}"
+            if kinds != EXTRA
+            else f"one more script, whose batches come from a DataLoader with {LOADER_WORKERS} "
+            "workers"
+        )
         what = (
-            f"On script {number} of {len(SCRIPTS)} (profiled for {PROFILE_STEPS} steps), your "
-            f"diagnose returned {_listed(named) or 'nothing'}."
+            f"On {which} (profiled for {PROFILE_STEPS} steps), your diagnose returned "
+            f"{_listed(named) or 'nothing'}."
         )
         hints = []
         if same:  # the two scripts share no problem: one answer cannot fit both
             what = (
                 f"Your diagnose returned {_listed(named) or 'nothing'} for the profiles of two "
                 "scripts which have no planted problem in common: its answer does not depend "
-                f"on the profile it is given. On script {number} of {len(SCRIPTS)}:"
+                f"on the profile it is given. On {which}:"
             )
             hints.append(
                 "read every name from `prof`, the profile passed in (`prof.events()`, "
@@ -360,6 +370,7 @@ class _Probes(_SyncCounter):
         self.models = self.blocks = self.tokenised = self.recomputed = 0
         self.dtypes: collections.Counter = collections.Counter()
         self.optimizers: dict[int, torch.optim.Optimizer] = {}
+        self.lrs: list[float] = []  # the first param group's lr at each optimizer step
         self.first: dict[int, list[torch.Tensor]] = {}
         self.first_grads: dict[int, list[torch.Tensor | None]] = {}
         self.after_first: dict[int, list[torch.Tensor]] = {}
@@ -419,6 +430,8 @@ class _Probes(_SyncCounter):
 
     def _before_step(self, optimizer, args, kwargs):
         params = [p for g in optimizer.param_groups for p in g["params"]]
+        if optimizer.param_groups:
+            self.lrs.append(float(_setting(optimizer.param_groups[0].get("lr", math.nan))))
         if id(optimizer) not in self.first:  # the weights and gradients of the first update
             self.first[id(optimizer)] = [p.detach().clone() for p in params]
             self.first_grads[id(optimizer)] = [
@@ -465,6 +478,30 @@ class _Probes(_SyncCounter):
                 own += float(delivered.norm()) ** 2
             if summed and held > 1e-6 * own and own > 0:
                 return index, math.sqrt(held / own)
+        return None
+
+    def altered(self) -> tuple[int, float | None] | None:
+        """The first optimizer step (from 2) whose gradients are not what its backward passes
+        left in .grad, with the common factor between them when there is one (clipping by
+        norm, a scale); None when every step used what backward left."""
+        for index, params in enumerate(self.used, 2):
+            pairs = [
+                (used, delivered if before is None else before + delivered)
+                for before, delivered, used in params
+                if delivered is not None
+            ]
+            if not pairs:
+                continue
+            gap = math.sqrt(sum(float((u - d).norm()) ** 2 for u, d in pairs))
+            size = math.sqrt(sum(float(d.norm()) ** 2 for _, d in pairs))
+            if gap <= 1e-4 * size + 1e-12:
+                continue
+            dot = sum(float((u * d).sum()) for u, d in pairs)
+            c = dot / (size * size) if size else math.nan
+            common = all(
+                torch.allclose(u, c * d, rtol=1e-4, atol=1e-8) for u, d in pairs
+            ) and math.isfinite(c)
+            return index, (c if common else None)
         return None
 
     def repeated(self) -> list[tuple[int, int]]:
@@ -723,6 +760,27 @@ def _target_problem(exercise_id: str, probes: _Probes) -> CheckResult | None:
     if x.dim() != 2 or x.shape[1] < 2:
         return None
     if bool(torch.equal(y[:, :-1], x[:, 1:])):
+        data = training.encode(_text())
+        width = x.shape[1]
+        for row in range(x.shape[0]):  # the last target: the token after the window
+            starts = _window_starts(data, x[row])
+            if starts and all(
+                s + width >= len(data) or int(data[s + width]) != int(y[row, -1]) for s in starts
+            ):
+                rolled = bool(torch.equal(y[:, -1], x[:, 0]))
+                what = (
+                    "is its own first token (the window rolled round, `x.roll(-1)`)"
+                    if rolled
+                    else "is not the token that follows it in the text"
+                )
+                return failed(
+                    exercise_id,
+                    f"The targets your first `model(x, y)` was given are the next tokens except "
+                    f"the last one of each window: in window {row}, the last target {what}.",
+                    "cut x and y from one window of SEQ_LEN + 1 tokens, x = window[:-1] and "
+                    "y = window[1:] (as `T.get_batch` does): y's last token is the one after "
+                    "x's window in the text.",
+                )
         return None
     agree = float((y[:, :-1] == x[:, 1:]).float().mean())
     if bool(torch.equal(y, x)):
@@ -737,6 +795,27 @@ def _target_problem(exercise_id: str, probes: _Probes) -> CheckResult | None:
         "the next tokens, the window shifted by one to the right.",
         "take targets from data[index + 1] (as `T.get_batch` does): y[:, t] is x[:, t + 1].",
     )
+
+
+def _setting(value):
+    """An optimizer setting as a plain value (a tensor lr or betas as numbers)."""
+    if isinstance(value, torch.Tensor):
+        return value.item() if value.numel() == 1 else tuple(value.tolist())
+    if isinstance(value, (tuple, list)):
+        return tuple(_setting(v) for v in value)
+    return value
+
+
+def _window_starts(data: torch.Tensor, window: torch.Tensor) -> list[int]:
+    """Where ``window`` (token ids) occurs in ``data``: at most a few places."""
+    raw, needle = bytes(data.to(torch.uint8).tolist()), bytes(window.to(torch.uint8).tolist())
+    if window.min() < 0 or window.max() > 255:
+        return []
+    starts, at = [], raw.find(needle)
+    while at >= 0 and len(starts) < 4:
+        starts.append(at)
+        at = raw.find(needle, at + 1)
+    return starts
 
 
 def _run_fix(exercise_id: str, answer) -> CheckResult:
@@ -971,6 +1050,24 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
             "clear the gradients once per step, inside the loop: `optimizer.zero_grad()` "
             "after `optimizer.step()` (or before the forward pass).",
         )
+    altered = probes.altered()
+    if altered is not None:
+        step, factor = altered
+        how = (
+            f"all scaled by one common factor, {factor:.3g} (what clipping by norm does, "
+            "`clip_grad_norm_`)"
+            if factor is not None
+            else "changed by something other than one common factor (clipping by value?)"
+        )
+        return failed(
+            exercise_id,
+            f"At optimizer step {step}, the gradients the step used are not those its "
+            f"`backward()` left in .grad: {how}. The script steps with the gradients as "
+            "backward computes them.",
+            "change only how the script runs, not what it computes: nothing between "
+            "`loss.backward()` and `optimizer.step()` (no clipping or scaling the script does "
+            "not do).",
+        )
     repeats = probes.repeated()
     if repeats:
         later, earlier = repeats[0]
@@ -987,6 +1084,43 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
             "(re-creating or re-seeding it inside the loop, or reusing one batch, repeats the "
             "windows).",
         )
+    script = dict(
+        lr=cp.LR,
+        weight_decay=cp.WEIGHT_DECAY,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        amsgrad=False,
+        maximize=False,
+    )
+    for optimizer in probes.optimizers.values():
+        if not isinstance(optimizer, torch.optim.AdamW):
+            continue
+        for group in optimizer.param_groups:
+            if "initial_lr" in group:  # set by every torch.optim.lr_scheduler
+                seen = ", ".join(f"{lr:.3g}" for lr in probes.lrs)
+                return failed(
+                    exercise_id,
+                    "A learning-rate scheduler drives your AdamW (its param groups carry the "
+                    f"`initial_lr` that `torch.optim.lr_scheduler` sets): its lr at the "
+                    f"{len(probes.lrs)} steps was {seen}; the script keeps lr = "
+                    f"capstone_profile.LR = {cp.LR:g} at every step.",
+                    "keep what the script computes and change only how it runs: no scheduler "
+                    "(no warm-up or decay the script does not have), AdamW with "
+                    "lr=capstone_profile.LR, and `foreach=True` or `fused=True`.",
+                )
+            changed = [(k, group.get(k), v) for k, v in script.items() if k in group]
+            changed = [(k, now, v) for k, now, v in changed if _setting(now) != _setting(v)]
+            if changed:
+                key, now, value = changed[0]
+                return failed(
+                    exercise_id,
+                    f"Your AdamW's {key} is {_setting(now)}; the script's is {_setting(value)}: "
+                    "the same optimizer with another setting learns other weights (the first "
+                    "step may not show it: Adam's first update does not depend on its betas).",
+                    "keep what the script computes and change only how it runs: AdamW with "
+                    f"lr=capstone_profile.LR, weight_decay={cp.WEIGHT_DECAY}, its other "
+                    "settings at their defaults, and `foreach=True` or `fused=True`.",
+                )
     wrong_update = probes.update_error()
     if wrong_update is not None:
         error, optimizer = wrong_update
