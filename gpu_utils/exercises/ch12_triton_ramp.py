@@ -296,6 +296,23 @@ def _outer_error(case: TritonCase, error: LaunchError) -> str:
             "sum, the pointers `out_ptr + offs_m[:, None] * out_row_stride + offs_n[None, :]` "
             "and the mask are all BLOCK_M x BLOCK_N."
         )
+    if error.kind == "out_of_bounds" and error.offsets and len(error.program) >= 2:
+        # the offsets the transposed address, column x row stride + row, gives this program's
+        # lanes inside M x N: the same set as those that fell outside out
+        m, n, stride = case.args["M"], case.args["N"], case.args["out_row_stride"]
+        bm, bn = case.extra["blocks"]
+        rows = [i for i in range(error.program[0] * bm, (error.program[0] + 1) * bm) if i < m]
+        cols = [j for j in range(error.program[1] * bn, (error.program[1] + 1) * bn) if j < n]
+        size = case.args["out_ptr"].numel() if m else 0
+        swapped = {j * stride + i for i in rows for j in cols}
+        outside = {o for o in swapped if o >= (m - 1) * stride + n or o < 0}
+        if size and outside and outside == set(error.offsets):
+            return (
+                "the addresses that fell outside are exactly those of out[j, i] for this "
+                "program's rows i and columns j: the store puts the column index on the row "
+                "stride (the tile transposed). Row i of out is at `out_ptr + offs_m[:, None] * "
+                "out_row_stride`, column j at `+ offs_n[None, :]`."
+            )
     if error.kind == "out_of_bounds" and error.masked and not error.hint.startswith("those"):
         m, n = case.args["M"], case.args["N"]
         return (

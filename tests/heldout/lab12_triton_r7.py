@@ -108,6 +108,7 @@ def outer_add_kernel(x_ptr, y_ptr, out_ptr, M, N, out_row_stride,
     mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     tl.store(out_ptrs, x[:, None] + y[None, :], mask=mask)
 """,
+        hints=("the tile transposed",),
     ),
     # ---------------------------------------------------------------- triton_row_sum
     Blind(
