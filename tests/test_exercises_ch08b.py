@@ -726,6 +726,60 @@ def test_block_accepts_a_large_negative_mask():
     assert result.passed, result.message
 
 
+def _attention_core(block, x, heads_first=True, keep=None, merge=(0, 2, 1, 3), residual=False):
+    """A pre-LN block with one piece of its attention changed (lab08b_r5's kinds)."""
+    b, s, h = x.shape
+    a = block.attn.config.n_heads
+    u = block.ln1(x)
+    q, k, v = block.attn.qkv(u).split(h, dim=-1)
+    q, k, v = (t.view(b, s, a, h // a) for t in (q, k, v))
+    if heads_first:
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(h // a)
+    n = scores.shape[-1]
+    mask = torch.ones(n, n, dtype=torch.bool).tril() if keep is None else keep(n)
+    y = scores.masked_fill(~mask, float("-inf")).softmax(-1) @ v
+    y = y.permute(*merge).reshape(b, s, h) if heads_first else y.reshape(b, s, h)
+    x = x + (block.attn.proj(x + y) if residual else block.attn.proj(y))
+    return x + _mlp(block, block.ln2(x))
+
+
+def block_diagonal_mask(block, x):
+    """The causal mask keeps only the diagonal: each position attends to itself alone."""
+    return _attention_core(block, x, keep=lambda n: torch.eye(n, dtype=torch.bool))
+
+
+def block_heads_not_transposed(block, x):
+    """q, k, v left as (batch, seq, heads, d_head): attention over the heads of one token."""
+    return _attention_core(block, x, heads_first=False)
+
+
+def block_merge_interleaved(block, x):
+    """Heads merged as (d_head, heads): each position's right numbers in other places."""
+    return _attention_core(block, x, merge=(0, 2, 3, 1))
+
+
+def block_proj_of_residual_sum(block, x):
+    """proj(x + heads) instead of x + proj(heads)."""
+    return _attention_core(block, x, residual=True)
+
+
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        (block_diagonal_mask, "attended to itself alone"),
+        (block_heads_not_transposed, "never looked across positions"),
+        (block_merge_interleaved, "merged back in another order"),
+        (block_proj_of_residual_sum, "the residual was added before the output projection"),
+    ],
+)
+def test_block_relations_at_the_projection(answer, words):
+    """The input of attn.proj against the right one: its own v, each position alone, the right
+    numbers in other places, or plus x (issue 30, lab08b_r5)."""
+    result = run("primer_block_forward", answer)
+    assert not result.passed and words in result.message, result.message
+
+
 @pytest.mark.parametrize(
     "answer, hint, words",
     [

@@ -1746,7 +1746,8 @@ class StageEvidence:
     other_sequences: bool  # another sequence's input moved by that change
     #: "" or what the input equals: "x", "unaffine", "permuted", "shuffled", "shape",
     #: "plus_x" (the right input plus the block's input), "plus_ln1" (plus ln1(x)), or
-    #: "isolated" (each position's input depends on its own token alone)
+    #: "isolated" (each position's input depends on its own token alone), "own_value" (and it
+    #: is that position's own v)
     relation: str
     detail: str = ""
 
@@ -1857,7 +1858,16 @@ def _stage_evidence(
         elif not (moved or others) and first is not None and first.numel() == got.numel():
             changed = (first.reshape(expected.shape).float() - got).abs()[:, 1:]
             if changed.numel() and float(changed.amax()) <= 1e-6:
-                relation = "isolated"
+                h = expected.shape[-1]
+                own_v = None
+                if normed is not None:
+                    with torch.no_grad():
+                        qkv = block.attn.qkv
+                        own_v = F.linear(normed, qkv.weight[2 * h :], qkv.bias[2 * h :])
+                if own_v is not None and torch.allclose(got, own_v, rtol=1e-4, atol=1e-5):
+                    relation = "own_value"  # each position attended to itself alone
+                else:
+                    relation = "isolated"
     return StageEvidence(name, _rows(got, expected), moved, others, relation, detail)
 
 
@@ -2149,6 +2159,13 @@ def _block_hint(ev: BlockEvidence) -> tuple[str, str]:
                 f"the residual was added before the output projection.{right}",
                 "project the heads alone, then add the residual: "
                 "`x = x + block.attn.proj(y)`, with y the merged heads.",
+            )
+        if st.relation == "own_value":
+            return (
+                f"({ev.shape}) the input of `{call}` at each position is that position's own "
+                f"v: every position attended to itself alone, with weight 1.{right}",
+                "the causal mask hides only the later keys: keep key j for query i when j <= i "
+                "(`torch.tril`), so that position i averages the values of positions 0 to i.",
             )
         if st.relation == "isolated":
             return (
