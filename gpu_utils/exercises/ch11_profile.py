@@ -101,6 +101,12 @@ def _call(exercise_id: str, function, *args):
 
 def _error_hint(text: str) -> str:
     """A hint read from the error's own words, where they name the cause; else ""."""
+    if "does not require grad and does not have a grad_fn" in text:
+        return (
+            "the loss carries no autograd graph: the training forward pass ran under "
+            "`torch.no_grad()` (or inference mode), or the loss was detached. Keep the forward "
+            "and the loss outside `no_grad`; only autocast wraps them."
+        )
     if "'indices'" in text and "Long, Int" in text:  # an embedding given non-integer ids
         return (
             "token ids index the embedding and must stay integers (int64): leave x and y as "
@@ -371,6 +377,9 @@ class _Probes(_SyncCounter):
         self.dtypes: collections.Counter = collections.Counter()
         self.optimizers: dict[int, torch.optim.Optimizer] = {}
         self.lrs: list[float] = []  # the first param group's lr at each optimizer step
+        #: the loss each training model(x, y) returned (read after the run: reading it here
+        #: would count as a host synchronisation)
+        self.model_losses: list[torch.Tensor] = []
         self.first: dict[int, list[torch.Tensor]] = {}
         self.first_grads: dict[int, list[torch.Tensor | None]] = {}
         self.after_first: dict[int, list[torch.Tensor]] = {}
@@ -427,6 +436,16 @@ class _Probes(_SyncCounter):
     def _post(self, module, args, output):
         if isinstance(module, torch.nn.Linear) and isinstance(output, torch.Tensor):
             self.dtypes[output.dtype] += 1
+        if (
+            isinstance(module, gpt.GPT)
+            and torch.is_grad_enabled()
+            and not _in_backward()
+            and isinstance(output, (tuple, list))
+            and len(output) > 1
+            and isinstance(output[1], torch.Tensor)
+            and output[1].numel() == 1
+        ):
+            self.model_losses.append(output[1].detach().clone())
 
     def _before_step(self, optimizer, args, kwargs):
         params = [p for g in optimizer.param_groups for p in g["params"]]
@@ -868,6 +887,36 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
         return problem
     if (problem := _target_problem(exercise_id, probes)) is not None:
         return problem
+    seen = [float(t.float()) for t in probes.model_losses]
+    if (
+        len(seen) == FIX_STEPS
+        and all(v > 0 for v in seen)
+        and all(math.isfinite(v) for v in losses)
+    ):
+        ratios = [mine / theirs for mine, theirs in zip(losses, seen, strict=True)]
+        c = ratios[0]
+        if abs(c - 1) > 1e-3 and all(math.isclose(r, c, rel_tol=1e-3) for r in ratios):
+            named = {
+                cp.BATCH: "BATCH",
+                cp.SEQ_LEN: "SEQ_LEN",
+                cp.BATCH * cp.SEQ_LEN: "BATCH x SEQ_LEN",
+            }
+            why = next(
+                (
+                    f" = 1/{k} ({w})"
+                    for k, w in named.items()
+                    if math.isclose(c * k, 1, rel_tol=1e-3)
+                ),
+                "",
+            )
+            return failed(
+                exercise_id,
+                f"The losses you return are {c:.4g}{why} times the mean cross-entropy your model's "
+                f"forward returned at each step ({seen[0]:.4g} at the first): the loss was scaled "
+                "after the model computed it, and its gradients with it.",
+                "the model's loss is already the mean over every token of the batch: back-propagate "
+                "and return it as it is.",
+            )
     params = [p for o in probes.optimizers.values() for g in o.param_groups for p in g["params"]]
     cast = sorted({str(p.dtype).replace("torch.", "") for p in params} - {"float32"})
     if cast:
@@ -1115,8 +1164,13 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
                 return failed(
                     exercise_id,
                     f"Your AdamW's {key} is {_setting(now)}; the script's is {_setting(value)}: "
-                    "the same optimizer with another setting learns other weights (the first "
-                    "step may not show it: Adam's first update does not depend on its betas).",
+                    "the same optimizer with another setting learns other weights"
+                    + (
+                        " (the first step does not show it: Adam's first update does not depend "
+                        "on its betas)."
+                        if key == "betas"
+                        else "."
+                    ),
                     "keep what the script computes and change only how it runs: AdamW with "
                     f"lr=capstone_profile.LR, weight_decay={cp.WEIGHT_DECAY}, its other "
                     "settings at their defaults, and `foreach=True` or `fused=True`.",
