@@ -19,6 +19,7 @@ LABS = (
     "lab08b_r3",
     "lab08b_r4",
     "lab08b_r5",
+    "lab08b_r6",
     "lab10_planner",
     "lab10_planner_r2",
     "lab10_planner_r3",

@@ -1747,7 +1747,7 @@ class StageEvidence:
     #: "" or what the input equals: "x", "unaffine", "permuted", "shuffled", "shape",
     #: "plus_x" (the right input plus the block's input), "plus_ln1" (plus ln1(x)), or
     #: "isolated" (each position's input depends on its own token alone), "own_value" (and it
-    #: is that position's own v)
+    #: is that position's own v), "same_heads" (every head's slice holds the same numbers)
     relation: str
     detail: str = ""
 
@@ -1851,6 +1851,13 @@ def _stage_evidence(
             got.sort(dim=-1).values, expected.sort(dim=-1).values, rtol=1e-4, atol=1e-5
         ):
             relation = "shuffled"
+        elif (heads := block.attn.config.n_heads) > 1 and torch.allclose(
+            split := got.reshape(*got.shape[:-1], heads, -1),
+            split[..., :1, :].expand_as(split),
+            rtol=1e-4,
+            atol=1e-5,
+        ):
+            relation = "same_heads"
         elif raw is not None and torch.allclose(got, expected + raw, rtol=1e-4, atol=1e-5):
             relation = "plus_x"
         elif normed is not None and torch.allclose(got, expected + normed, rtol=1e-4, atol=1e-5):
@@ -2016,6 +2023,13 @@ def _block_evidence(answer, block, x, out, expected, shape, g) -> BlockEvidence:
                 )
                 if stage is not None:
                     break
+        # ln2's first use wrong while fc1 received x1 itself: ln2 was moved after the MLP
+        if stage is not None and stage.name == "ln2" and "fc1" in mine and "ln2" in theirs:
+            fed = mine["fc1"]
+            if fed.numel() == theirs["ln2"].numel() and torch.allclose(
+                fed.reshape(theirs["ln2"].shape).float(), theirs["ln2"], rtol=1e-4, atol=1e-5
+            ):
+                stage = StageEvidence("fc1", stage.rows, (), False, "x", "after_mlp")
     moved, others = (), False
     if isinstance(moved_out, torch.Tensor) and moved_out.shape == out.shape:
         moved, others = _moved(moved_out.detach().float(), out)
@@ -2131,7 +2145,12 @@ def _block_hint(ev: BlockEvidence) -> tuple[str, str]:
     st = ev.stage
     if st is not None:
         call = STAGE_CALL[st.name]
-        before = [n for n in ev.recorded if STAGES.index(n) < STAGES.index(st.name)]
+        before = [
+            n
+            for n in ev.recorded
+            if STAGES.index(n) < STAGES.index(st.name)
+            and not (st.detail == "after_mlp" and n == "ln2")  # its first use was wrong
+        ]
         right = ""
         if before:
             names = ", ".join(f"`{STAGE_CALL[n]}`" for n in before)
@@ -2159,6 +2178,15 @@ def _block_hint(ev: BlockEvidence) -> tuple[str, str]:
                 f"the residual was added before the output projection.{right}",
                 "project the heads alone, then add the residual: "
                 "`x = x + block.attn.proj(y)`, with y the merged heads.",
+            )
+        if st.relation == "same_heads":
+            return (
+                f"({ev.shape}) every head's slice of the input of `{call}` holds the same "
+                "numbers: the heads were averaged (or one head repeated), not concatenated."
+                f"{right}",
+                "each head keeps its own output: merge the heads side by side, "
+                "`y.transpose(1, 2).reshape(b, s, h)`, head i in features i x d_head to "
+                "(i + 1) x d_head - 1; the output projection mixes them.",
             )
         if st.relation == "own_value":
             return (
@@ -2212,8 +2240,13 @@ def _block_hint(ev: BlockEvidence) -> tuple[str, str]:
             )
         if st.relation == "x":
             norm, fed = ("ln1", "x") if st.name == "qkv" else ("ln2", "x1")
+            moved = (
+                " `block.ln2` was applied after the MLP, not to its input."
+                if st.detail == "after_mlp"
+                else ""
+            )
             return (
-                f"({ev.shape}) `{call}` received {fed} itself, not normalised.{right}",
+                f"({ev.shape}) `{call}` received {fed} itself, not normalised.{moved}{right}",
                 f"normalise first: `{call}(block.{norm}({fed}))`.",
             )
         if st.relation == "unaffine":
