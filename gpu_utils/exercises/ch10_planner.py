@@ -2201,7 +2201,13 @@ LINK_RATIO = _SPEC.nvlink_bandwidth / _SPEC.network_bandwidth
 STEP_KNOWN = {
     WHOLE: ((1e3, "milliseconds"), (1e6, "microseconds")),
     # half the planner's compute time: the dense peak without MFU, or twice bf16's peak (FP8)
-    "compute": ((0.5, "peak"), (0.5, "fp8_peak")),
+    "compute": (
+        (0.5, "peak"),
+        (0.5, "fp8_peak"),
+        # the fp32 (non-tensor-core) peak in place of bf16's (TF32's, 2x, is left out: a factor
+        # of 2 on compute has other causes)
+        (_SPEC.bf16_dense_flops / _SPEC.fp32_flops, "fp32_peak"),
+    ),
     "tensor-parallel all-reduces": ((0, "no_tp"), (LINK_RATIO, "link")),
     "data-parallel traffic": (
         (0, "no_dp"),
@@ -2236,6 +2242,12 @@ STEP_HINTS = {
         "as at the GPU's dense peak: the planner assumes the matmuls reach MFU = 0.5 of it "
         "(gu.flops.peak_flops x 0.5), with 6N + 12 L h s FLOPs per token (8N + 16 L h s with "
         "full recompute)."
+    ),
+    "fp32_peak": (
+        "as at the fp32 peak: the job's matmuls run in bf16 on the tensor cores, so "
+        "MFU = 0.5 applies to the bf16 dense peak "
+        f"({flops.peak_flops(JOB['gpu']) / 1e12:.0f} TFLOP/s, gu.flops.peak_flops(gpu)), "
+        f"{_SPEC.bf16_dense_flops / _SPEC.fp32_flops:.1f}x the fp32 one."
     ),
     "fp8_peak": (
         "as at a peak twice bf16's, FP8's (gu.flops.peak_flops(gpu, \"fp8\")): the job's "

@@ -726,6 +726,18 @@ def _layernorm_affine(x, w, b, got) -> str:
 def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
     x, w, b, got = case.extra["x"], case.extra["w"], case.extra["b"], mismatch.got
     kind = case.extra["kind"]
+    unwritten_rows = mismatch.unwritten.reshape(mismatch.unwritten.shape[0], -1).all(axis=1)
+    if (
+        x.shape[0] > 1
+        and not unwritten_rows[0]
+        and unwritten_rows[1:].all()
+        and not mismatch.wrong[0].any()
+    ):
+        return (
+            f"only row 0 was written (and it is right); rows 1 to {x.shape[0] - 1} never were: "
+            "every program handled row 0. The grid is one program per row along axis 0, so "
+            "the row is `tl.program_id(0)` (axis 1 is always 0 on a one-dimensional grid)."
+        )
     if kind == "eps":  # the last case: every case before it, with eps = EPS, was right
         eps = case.extra["eps"]
         if _close(got, _layernorm_np(x, w, b, eps=EPS), rtol=1e-4, atol=1e-4):
@@ -1150,7 +1162,17 @@ def _matmul_activation(case: TritonCase, mismatch: Mismatch) -> str:
         elif np.all(np.abs(got[where]) <= 1e-3):
             sides[side] = "zeroed"
         else:
-            return ""
+            c = float((got[where] * product[where]).sum() / (product[where] ** 2).sum())
+            if not _close(got[where], c * product[where], rtol=1e-3, atol=1e-3):
+                return ""
+            sides[side] = f"{c:.3g} x"
+    if sides["positive"] == "kept" and sides["negative"].endswith(" x"):
+        factor = sides["negative"][:-2]
+        return (
+            f"where a @ b is negative your c is {factor} times it (a leaky relu), and where it is "
+            "positive c is right. relu sets the negative values to 0, "
+            "`acc = tl.maximum(acc, 0.0)`."
+        )
     if sides == {"positive": "zeroed", "negative": "kept"}:
         return (
             "your c equals min(a @ b, 0): where a @ b is negative it is kept and where it is "
@@ -2197,6 +2219,15 @@ def _cross_entropy_observed(case: TritonCase, mismatch: Mismatch) -> str:
             "(the fill of the other columns, or a start of 0) gives 0 for a negative logit; "
             "take it with "
             "`tl.sum(tl.where(cols[None, :] == target[:, None], logits, 0.0), axis=1)`."
+        )
+    last_block = target >= ((vocab - 1) // block) * block
+    if vocab > block and last_block.any() and np.array_equal(bad, ~last_block):
+        return (
+            f"{said}: exactly the rows whose target is not in the last block of BLOCK_V = "
+            f"{block} columns; rows whose target is in it are right. The target's logit is "
+            "replaced in each block instead of kept from the block that holds it: add up "
+            "`tl.sum(tl.where(cols[None, :] == target[:, None], logits, 0.0), axis=1)` over "
+            "the blocks."
         )
     relation = ev.find_relation(
         got, want, rtol=case.rtol, atol=case.atol, poisoned=mismatch.unwritten
