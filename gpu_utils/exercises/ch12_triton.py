@@ -779,16 +779,14 @@ def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
             "so w scales it too. The affine step is `x_hat * w + b`."
         )
     x64 = x.astype(np.float64)
-    diff = x64 - x64.mean(axis=1, keepdims=True)
-    own = (diff / np.sqrt(diff * diff + EPS) * w + b).astype(np.float32)
+    centred = x64 - x64.mean(axis=1, keepdims=True)
+    own = (centred / np.sqrt(centred * centred + EPS) * w + b).astype(np.float32)
     if _close(got, own, rtol=1e-3, atol=1e-3):
         return (
             "each element was divided by the square root of its own (x - mean)^2 + eps: the "
             "variance must be one number per row, reduced over the row's real columns, "
             "`var = tl.sum(diff * diff, axis=0) / n_cols`."
         )
-    x64 = x.astype(np.float64)
-    centred = x64 - x64.mean(axis=1, keepdims=True)
     std = np.sqrt(x64.var(axis=1, keepdims=True) + EPS)
     for outside in (np.sqrt(x64.var(axis=1, keepdims=True)) + EPS, x64.std(axis=1, keepdims=True)):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -2253,7 +2251,7 @@ def _cross_entropy_observed(case: TritonCase, mismatch: Mismatch) -> str:
     if np.all(gaps[np.arange(rows.size), columns] <= 1e-2 * (1 + np.abs(subtracted))):
         if np.array_equal(columns, rows):
             whose = "column i for row i: the row's own index"
-        elif np.array_equal(columns, columns[0] + 0 * columns):
+        elif (columns == columns[0]).all():
             whose = f"column {int(columns[0])} for every one of them"
         else:
             whose = "another column than the target's"

@@ -303,10 +303,9 @@ def _outer_error(case: TritonCase, error: LaunchError) -> str:
         bm, bn = case.extra["blocks"]
         rows = [i for i in range(error.program[0] * bm, (error.program[0] + 1) * bm) if i < m]
         cols = [j for j in range(error.program[1] * bn, (error.program[1] + 1) * bn) if j < n]
-        size = case.args["out_ptr"].numel() if m else 0
         swapped = {j * stride + i for i in rows for j in cols}
-        outside = {o for o in swapped if o >= (m - 1) * stride + n or o < 0}
-        if size and outside and outside == set(error.offsets):
+        outside = {o for o in swapped if o >= (m - 1) * stride + n}  # past out's last element
+        if outside and outside == set(error.offsets):
             return (
                 "the addresses that fell outside are exactly those of out[j, i] for this "
                 "program's rows i and columns j: the store puts the column index on the row "
