@@ -184,10 +184,10 @@ test-cu12 test-colab: test-%: .venv-%/.tier-installed
 
 # Generate labs/ from solutions/ (refuses to overwrite a lab you edited; FORCE=1 backs it up first).
 labs: $(DEV_STAMP)
-	$(BIN)/python -m gpu_utils.labgen $(if $(FORCE),--force)
+	$(BIN)/python -m gpu_utils.authoring.labgen $(if $(FORCE),--force)
 
 labs-check: $(DEV_STAMP)
-	$(BIN)/python -m gpu_utils.labgen --check
+	$(BIN)/python -m gpu_utils.authoring.labgen --check
 
 # Re-run notebooks and solutions top to bottom in simulator mode and keep the outputs, then labs.
 # Their check cells record passes in a scratch file, not in the learner's progress (gu.progress()).
@@ -195,7 +195,7 @@ execute: export GPU_COURSE_PROGRESS := $(or $(TMPDIR),/tmp)/gpu-course-execute-p
 execute: $(DEV_STAMP)
 	GPU_COURSE_MODE=simulator $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.timeout=900 notebooks/*.ipynb solutions/*.ipynb
-	$(BIN)/python -m gpu_utils.labgen
+	$(BIN)/python -m gpu_utils.authoring.labgen
 
 # Refresh the exact pins from requirements/*.in in a scratch environment: course.txt and dev.txt
 # from a real install, course-cu12.txt from a resolver dry run (same versions for shared packages).

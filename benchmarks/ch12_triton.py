@@ -17,7 +17,7 @@ Each kernel's result is checked against PyTorch first, then timed with
 - **attention forward** (FlashAttention-2 structure, bfloat16, batch 4 x 16 heads, sequence 4096,
   head dimension 64 and 128, not causal) against ``scaled_dot_product_attention`` restricted to
   its flash backend: goal at least 50%;
-- **attention backward** (chapter 12's section 10, ``gpu_utils.triton_backward``: FlashAttention-2's
+- **attention backward** (chapter 12's section 10, ``gpu_utils.triton_tools.triton_backward``: FlashAttention-2's
   Algorithm 2 with dK/dV per key block and dQ in a second kernel; bfloat16, batch 4 x 16 heads,
   sequence 4096, head dimension 64 and 128, causal and not) against the backward of
   ``scaled_dot_product_attention``'s flash backend, in TFLOP/s counted as FlashAttention's own
@@ -286,7 +286,7 @@ def attention_bwd(q, k, v, grad_out, causal=False, blocks=(64, 64)):
     backward alone (what the benchmark times)."""
     import torch
 
-    from gpu_utils import triton_backward
+    from gpu_utils.triton_tools import triton_backward
 
     leaves = [t.detach().requires_grad_() for t in (q, k, v)]
     out = triton_backward.flash_attention(*leaves, causal=causal, blocks=blocks)

@@ -31,7 +31,7 @@ import numpy as np
 
 import gpu_utils as gu  # before numba: it makes numba load its simulator
 from gpu_utils import sim
-from gpu_utils._numba_sim import launch_on_numba
+from gpu_utils.sim._numba_sim import launch_on_numba
 
 # isort: split
 from numba import cuda, float32, int32

@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.command == "summary":
-        from .workshop import summarise
+        from .authoring.workshop import summarise
 
         print(summarise(args.paths))
         return 0

@@ -17,7 +17,7 @@
   (Colab's 550 series, driver < 580) get ``requirements/course-cu12.txt``, CUDA 13 drivers and
   machines without a GPU get ``requirements/course.txt``. The Makefile calls this file as a script.
 - Before publication (and for a private copy), the course comes from the learner's Google Drive:
-  ``python -m gpu_utils.colab bundle --out DIR`` (gpu_utils/colab_bundle.py) writes a zip with the
+  ``python -m gpu_utils.colab bundle --out DIR`` (gpu_utils/authoring/colab_bundle.py) writes a zip with the
   marker ``gpu-course.json``; the install cell mounts Drive, finds the marker (or a zip holding it)
   by a bounded search, and runs this file's ``drive`` command (:func:`drive_install`): one course
   of the notebook's version (:func:`choose`, else one message saying what to do), copied or
@@ -414,7 +414,7 @@ def install(clone: str = CLONE_DIR, marker: str = MARKER, ref: str | None = None
 
 
 # --- before publication: the course from the learner's Google Drive ------------------------------
-# The course bundle (``python -m gpu_utils.colab bundle``, gpu_utils/colab_bundle.py) is a zip of
+# The course bundle (``python -m gpu_utils.colab bundle``, gpu_utils/authoring/colab_bundle.py) is a zip of
 # one folder with COURSE_MARKER at its top. The install cell mounts Drive, finds that marker (or a
 # zip holding it) with a bounded search (_drive_block), and runs this file's ``drive`` command, which
 # picks the one course, copies or unpacks it to local disk and installs it with the plan above.
@@ -768,7 +768,7 @@ def stale(paths: list[Path] | None = None, root: Path = ROOT) -> list[str]:
     """Notebooks (and labs of the given solutions) whose badge, metadata or block is out of step."""
     import nbformat
 
-    from . import labgen
+    from .authoring import labgen
 
     problems = []
     for path in [p.resolve() for p in paths or _default_paths(root)]:
@@ -790,7 +790,7 @@ def sync(paths: list[Path] | None = None, root: Path = ROOT) -> list[str]:
     Returns what was written. Only the first cells and metadata change: outputs stay."""
     import nbformat
 
-    from . import labgen
+    from .authoring import labgen
 
     written = []
     for path in [p.resolve() for p in paths or _default_paths(root)]:
@@ -899,7 +899,7 @@ def main(argv: list[str] | None = None) -> int:
         drive_install(args.version, args.content)  # the marker or the stop file, so exit 0 (a
         return 0  # non-zero exit would make %run print "SystemExit: 1" above the cell's message)
     if args.command == "bundle":
-        from gpu_utils import colab_bundle
+        from gpu_utils.authoring import colab_bundle
 
         try:
             written = colab_bundle.bundle(args.out)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from . import runtime
-from .specs import GpuSpec, match
+from .facts.specs import GpuSpec, match
 
 #: Text for notebooks: how fast the simulator is, so sizes and waits make sense. The course's
 #: engine (gpu_utils.sim, the default): 140,000 to 1.8 million threads/s on the lab kernels and
@@ -71,7 +71,7 @@ class DeviceInfo:
 
     @property
     def spec(self) -> GpuSpec | None:
-        """The published figures for this GPU, when ``gpu_utils.specs`` knows it."""
+        """The published figures for this GPU, when ``gpu_utils.facts.specs`` knows it."""
         return match(self.name) if self.mode == "gpu" else None
 
     def summary(self) -> str:

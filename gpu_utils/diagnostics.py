@@ -27,8 +27,8 @@ from pathlib import Path
 from unittest import mock
 
 from . import colab, runtime
-from .backends import cupy_problem, torch_device
 from .device import DeviceInfo, device_info
+from .one_gpu.backends import cupy_problem, torch_device
 
 OK, WARNING, ERROR = "ok", "warning", "error"
 PACKAGES = (

@@ -9,7 +9,7 @@ it also says how old the record is (its first and latest pass), so that passes m
 another run on the machine stand out; ``gu.progress(reset=True)`` asks before deleting anything.
 Maintainer tools that run the checkers (``make test``, ``make execute``) record into a scratch file
 through ``GPU_COURSE_PROGRESS``, never into the learner's. Instructors collect these files and
-summarise a class with ``python -m gpu_utils summary`` (see ``gpu_utils.workshop``).
+summarise a class with ``python -m gpu_utils summary`` (see ``gpu_utils.authoring.workshop``).
 """
 
 from __future__ import annotations

@@ -237,7 +237,7 @@ def patch_triton_index(interpreter) -> bool:
 class AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """An import hook that calls ``then(module)`` right after the module ``name`` has loaded (the
     module itself is not imported early), then removes itself. Used for Triton's interpreter
-    here and for numba's simulator in :mod:`gpu_utils.warp`."""
+    here and for numba's simulator in :mod:`gpu_utils.sim.warp`."""
 
     def __init__(self, name: str, then) -> None:
         self.name, self.then = name, then

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 
-from . import occupancy as occ
+from .one_gpu import occupancy as occ
 
 __all__ = [
     "LAYOUT_NOTATION",
@@ -291,7 +291,7 @@ def planner_plot(layouts, usable_bytes: float, top: int = 12, axes=None):
 
 def _summary_table(layouts) -> str:
     """An HTML table of layouts: long text in cells wraps between words, never inside one."""
-    from .parallelism import format_seconds
+    from .many_gpus.parallelism import format_seconds
 
     rows = []
     for x in layouts:
@@ -355,7 +355,7 @@ class PlannerWidget(_ShowsItsWidget):
     ):
         import ipywidgets as w
 
-        from . import specs
+        from .facts import specs
 
         gpus = [name for name in specs.names() if specs.get(name).nvlink_bandwidth]
         self.model = w.Dropdown(options=list(PLANNER_MODELS), value=model, description="model")
@@ -393,7 +393,7 @@ class PlannerWidget(_ShowsItsWidget):
 
     def inputs(self):
         """The (Model, Cluster, global_batch_tokens) the controls describe."""
-        from . import parallelism as par
+        from .many_gpus import parallelism as par
 
         shape = PLANNER_MODELS[self.model.value]
         model = par.Model(seq_len=8192, vocab=128256, dropout=False, **shape)
@@ -401,8 +401,8 @@ class PlannerWidget(_ShowsItsWidget):
 
     def update(self) -> None:
         """Re-plan and redraw."""
-        from . import parallelism as par
-        from . import specs
+        from .facts import specs
+        from .many_gpus import parallelism as par
 
         model, cluster, batch = self.inputs()
         try:

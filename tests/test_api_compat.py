@@ -190,7 +190,7 @@ def test_warp_intrinsics_reach_the_simulator():
         pytest.skip("a real GPU compiles the intrinsics; the simulator is not used")
     from numba.cuda.simulator import kernelapi
 
-    from gpu_utils import warp
+    from gpu_utils.sim import warp
 
     assert warp.install()
     missing = [n for n in WARP_INTRINSICS if not hasattr(kernelapi.FakeCUDAModule, n)]
@@ -247,7 +247,7 @@ def test_api_differences_are_true():
 def test_lab_11_gets_input_dtypes_on_every_supported_torch():
     """Where torch lacks FunctionEvent.input_dtypes, the course adds them (the doctor's table
     says so): gu.capstone_profile.add_input_dtypes, which lab 11's profile uses."""
-    from gpu_utils import capstone_profile
+    from gpu_utils.many_gpus import capstone_profile
 
     _, prof = _profiled_events()
     capstone_profile.add_input_dtypes(prof)

@@ -73,7 +73,7 @@ def test_the_kernels_equal_torch_in_the_interpreter():
 def test_the_attention_backward_equals_autograd_in_the_interpreter():
     """The launcher the GPU run times (section 10's kernels), float16 where the GPU run uses
     bfloat16, causal and not, a sequence that is not a multiple of the blocks."""
-    from gpu_utils import triton_backward
+    from gpu_utils.triton_tools import triton_backward
 
     torch.manual_seed(1)
     q, k, v, grad_out = (torch.randn(1, 2, 40, 16).half() for _ in range(4))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from gpu_utils import capstone_profile as cp
+from gpu_utils.many_gpus import capstone_profile as cp
 
 
 def test_a_seed_plants_three_kinds_the_same_way_every_time():

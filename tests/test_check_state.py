@@ -22,8 +22,8 @@ import torch
 import torch.nn.functional as F
 
 import gpu_utils as gu
-from gpu_utils import capstone_profile
 from gpu_utils.exercises import _isolation
+from gpu_utils.many_gpus import capstone_profile
 
 INTERNALS = ("Traceback", "site-packages", "gpu_utils", "_worker", "checker itself failed")
 BLOCK, STEP, FIX = "primer_block_forward", "primer_train_step", "capstone_profile_fix"

@@ -17,7 +17,8 @@ import tomllib
 from IPython.core.inputtransformer2 import TransformerManager
 
 from conftest import ROOT
-from gpu_utils import colab, labgen
+from gpu_utils import colab
+from gpu_utils.authoring import labgen
 
 NOTEBOOKS = sorted(
     p for folder in ("notebooks", "solutions", "labs") for p in (ROOT / folder).glob("*.ipynb")

@@ -23,7 +23,8 @@ import numpy
 import pytest
 
 from conftest import ROOT
-from gpu_utils import colab, colab_bundle
+from gpu_utils import colab
+from gpu_utils.authoring import colab_bundle
 
 pytest.importorskip("IPython", reason="the install cell is run by IPython, as on Colab")
 HAS_TORCH = importlib.util.find_spec("torch") is not None

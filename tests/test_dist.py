@@ -9,7 +9,7 @@ import torch
 import torch.distributed as dist
 
 import gpu_utils as gu
-from gpu_utils import dist as gu_dist
+from gpu_utils.many_gpus import dist as gu_dist
 
 
 def all_reduce_rank(rank, world_size, offset):
@@ -108,7 +108,7 @@ def test_a_rank_that_finished_is_not_reported_as_stopped():
 
 def test_the_stack_dumps_of_stuck_ranks_are_awaited(tmp_path, monkeypatch):
     """On a busy machine a stuck rank may write where it waits well after the signal."""
-    from gpu_utils import _dist_launcher
+    from gpu_utils.many_gpus import _dist_launcher
 
     monkeypatch.setattr(_dist_launcher, "DUMP_WAIT", 0.5)
     run = _dist_launcher._Run.__new__(_dist_launcher._Run)
@@ -230,7 +230,7 @@ def test_where_a_stuck_rank_waits_is_read_from_its_stack_dump():
         '  File "/x/site-packages/torch/distributed/distributed_c10d.py", line 10 in recv\n'
         '  File "/x/site-packages/torch/distributed/c10d_logger.py", line 5 in wrapper\n'
         '  File "/tmp/ipykernel_1/123.py", line 7 in ring\n'
-        '  File "/work/gpu_utils/_dist_launcher.py", line 80 in _call_fn\n'
+        '  File "/work/gpu_utils/many_gpus/_dist_launcher.py", line 80 in _call_fn\n'
     )
     assert gu_dist._where(dump) == "waiting in dist.recv, called from ring (line 7)"
     assert "still starting up" in gu_dist._where('  File "/x/a.py", line 1 in <module>\n')
@@ -355,10 +355,13 @@ def _loaded_when_called(rank, world_size, parts):
 def test_the_course_modules_the_notebook_imported_are_in_every_forked_rank_at_once(monkeypatch):
     """A function that reaches ``gu.<module>`` through ``gu`` finds it imported: the launcher
     imported what the notebook had (once), instead of every rank importing it on the clock."""
-    import gpu_utils.pipeline  # noqa: F401 - the notebook has it
+    import gpu_utils.many_gpus.pipeline  # noqa: F401 - the notebook has it
 
     monkeypatch.setattr(gu_dist, "_START", "fork")
     gu.dist.shutdown()  # a fresh launcher, which has imported nothing of the course yet
-    assert "gpu_utils.pipeline" in gu_dist._loaded_course_modules()
-    assert gu.dist.run(_loaded_when_called, 2, ("gpu_utils", "pipeline")) == [True, True]
+    assert "gpu_utils.many_gpus.pipeline" in gu_dist._loaded_course_modules()
+    assert gu.dist.run(_loaded_when_called, 2, ("gpu_utils", "many_gpus", "pipeline")) == [
+        True,
+        True,
+    ]
     assert gu.dist.run(_loaded_when_called, 1, ("gpu_utils", "no_such_module")) == [False]

@@ -5,7 +5,7 @@ import pytest
 
 import gpu_utils as gu
 from answer_tables import answer_table_tests, returns
-from gpu_utils.specs import A100_DEVICE_QUERY
+from gpu_utils.facts.specs import A100_DEVICE_QUERY
 
 check = gu.exercises.check
 

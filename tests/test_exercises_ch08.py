@@ -510,8 +510,8 @@ def test_a_loop_around_send_and_recv_is_not_called_a_deadlock():
 def test_the_limits_keep_the_20_s_promise():
     """Loops are stopped by processor time, deadlocks once every rank sleeps, the rest by the
     clock; a retry (only for a busy machine) and the stack dumps' waits stay within 20 s."""
-    from gpu_utils import _dist_launcher
     from gpu_utils.exercises import _ranks
+    from gpu_utils.many_gpus import _dist_launcher
 
     dump = _dist_launcher.DUMP_WAIT
     assert _ranks.CPU_LIMIT * 4 < _ranks.VERDICT_WITHIN  # a loop gets >= 1/4 core on 2 cores

@@ -10,8 +10,8 @@ from dist_answers import ch10 as corpus
 
 import gpu_utils as gu
 from answer_tables import dist_table_tests
-from gpu_utils import pipeline
 from gpu_utils.exercises import ch10_model_parallel
+from gpu_utils.many_gpus import pipeline
 
 check = gu.exercises.check
 tp = gu.tensor_parallel

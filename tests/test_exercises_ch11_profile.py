@@ -16,8 +16,8 @@ import pytest
 import torch
 
 import gpu_utils as gu
-from gpu_utils import capstone_profile
 from gpu_utils.exercises import ch11_profile
+from gpu_utils.many_gpus import capstone_profile
 
 T = gu.training
 DIAGNOSE, FIX = "capstone_profile_diagnose", "capstone_profile_fix"

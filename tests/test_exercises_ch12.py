@@ -95,7 +95,7 @@ def test_the_labs_solution_passes(exercise_id):
     ids=["unavailable", "compiler-failed"],
 )
 def test_compiles_for_a_gpu_is_said_only_when_the_compiler_accepted_it(monkeypatch, outcome):
-    from gpu_utils import triton_ir
+    from gpu_utils.triton_tools import triton_ir
 
     if gu.runtime.mode != "simulator":
         pytest.skip("the compile check runs only on the simulator")

@@ -1,5 +1,5 @@
 """The workshop kit: syllabi derived from the notebooks and FAQ from the doctor and checkers (both
-committed and fresh), the class summary, and slides that reference no CDN (gpu_utils/workshop.py,
+committed and fresh), the class summary, and slides that reference no CDN (gpu_utils/authoring/workshop.py,
 instructors/build_slides.py)."""
 
 import json
@@ -12,7 +12,8 @@ import nbformat
 import pytest
 
 from conftest import ROOT
-from gpu_utils import diagnostics, workshop
+from gpu_utils import diagnostics
+from gpu_utils.authoring import workshop
 
 
 def test_syllabi_are_up_to_date_with_the_notebooks():

@@ -5,7 +5,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from gpu_utils import labgen
+from gpu_utils.authoring import labgen
 
 
 def _solution(path, body="    return a + b"):

@@ -6,7 +6,7 @@ import pytest
 from nbclient import NotebookClient
 
 from conftest import ROOT
-from gpu_utils import labgen
+from gpu_utils.authoring import labgen
 
 EXECUTED = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted(
     (ROOT / "solutions").glob("*.ipynb")

@@ -14,8 +14,8 @@ import pytest
 from numba import cuda, float32
 
 import gpu_utils as gu
-from gpu_utils import occupancy as occ
-from gpu_utils.occupancy import KB, occupancy
+from gpu_utils.one_gpu import occupancy as occ
+from gpu_utils.one_gpu.occupancy import KB, occupancy
 
 # --- NVIDIA's worked examples -------------------------------------------------------------------
 

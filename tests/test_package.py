@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from gpu_utils import contents
+from gpu_utils.authoring import contents
 
 ROOT = contents.ROOT
 
@@ -60,7 +60,7 @@ def test_every_name_the_notebooks_use_resolves():
 
 def test_the_index_in_contributing_is_current():
     result = subprocess.run(
-        [sys.executable, "-m", "gpu_utils.contents", "--check"],
+        [sys.executable, "-m", "gpu_utils.authoring.contents", "--check"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -76,7 +76,7 @@ def test_a_stale_index_is_found_and_rewritten(tmp_path):
     )
     assert contents.write(copy) is True
     text = copy.read_text(encoding="utf-8")
-    assert "| `trace` | 04 |" in text and "| old |" not in text and text.endswith("after\n")
+    assert "| `one_gpu.trace` | 04 |" in text and "| old |" not in text and text.endswith("after\n")
     assert contents.write(copy) is False
     copy.write_text("# no markers\n", encoding="utf-8")
     with pytest.raises(SystemExit, match="add the two markers"):
@@ -141,17 +141,18 @@ def test_import_in_simulator_mode_changes_exactly_what_the_docstring_lists():
         ["AfterImport", "numba.cuda.simulator.kernel"],
         ["AfterImport", "triton.runtime.interpreter"],
         ["_BeforeNumba", None],
+        ["_OldNames", None],
     ]
     # once numba's simulator has loaded, only Triton's hook is left, and numba's classes changed
-    assert found["after"] == ["AfterImport"]
+    assert found["after"] == ["AfterImport", "_OldNames"]
     assert found["patched"] == {
-        "launch": "gpu_utils._numba_sim",
-        "shfl_sync": "gpu_utils.warp",
-        "thread_run": "gpu_utils.warp",
+        "launch": "gpu_utils.sim._numba_sim",
+        "shfl_sync": "gpu_utils.sim.warp",
+        "thread_run": "gpu_utils.sim.warp",
     }
     doc = gpu_utils.__doc__
     for words in [*found["env"], "_BeforeNumba", "numba.cuda.simulator.kernel",
-                  "triton.runtime.interpreter", "FakeCUDAKernel.__call__", "FakeCUDAModule",
+                  "triton.runtime.interpreter", "_OldNames", "FakeCUDAKernel.__call__", "FakeCUDAModule",
                   "BlockThread", "numpy.row_stack"]:  # fmt: skip
         assert words in doc, f"{words} changes at import but gpu_utils' docstring omits it"
 
@@ -159,11 +160,54 @@ def test_import_in_simulator_mode_changes_exactly_what_the_docstring_lists():
 def test_import_in_gpu_mode_removes_the_simulator_variables_and_hooks_nothing_of_numba():
     found = _probe("gpu", NUMBA_ENABLE_CUDASIM="1", TRITON_INTERPRET="1")
     assert found["env"] == {"NUMBA_ENABLE_CUDASIM": None, "TRITON_INTERPRET": None}
-    assert [h[0] for h in found["hooks"]] == ["AfterImport", "_BeforeNumba"]
+    assert [h[0] for h in found["hooks"]] == ["AfterImport", "_BeforeNumba", "_OldNames"]
     assert found["hooks"][0][1] == "triton.runtime.interpreter"
 
 
 def test_numba_sims_engine_keeps_numbas_launch():
     found = _probe("simulator", GPU_COURSE_SIM="numba")
-    assert found["patched"]["launch"] != "gpu_utils._numba_sim"
-    assert found["patched"]["shfl_sync"] == "gpu_utils.warp"  # the intrinsics join either engine
+    assert found["patched"]["launch"] != "gpu_utils.sim._numba_sim"
+    assert (
+        found["patched"]["shfl_sync"] == "gpu_utils.sim.warp"
+    )  # the intrinsics join either engine
+
+
+def test_every_alias_is_the_module_in_its_subpackage_by_attribute_and_by_import():
+    """``gu.<name>`` and ``import gpu_utils.<name>`` (notebooks, saved labs) keep working for every
+    module that moved into a subpackage, and both give the module itself, not a copy."""
+    import importlib
+
+    import gpu_utils as gu
+
+    assert len(gu.ALIASES) >= 39
+    for name, home in gu.ALIASES.items():
+        module = importlib.import_module(f"gpu_utils.{home}")
+        assert getattr(gu, name) is module, name
+        assert importlib.import_module(f"gpu_utils.{name}") is module, name
+        assert module.__spec__.name == f"gpu_utils.{home}", name  # its own spec, not the alias's
+    assert not hasattr(gu, "no_such_module")
+
+
+def test_the_commands_kept_at_their_first_names_run_the_moved_modules():
+    """``python -m gpu_utils.workshop`` (README, Makefile) and ``python -m gpu_utils.train_script``
+    (chapter 11, under torchrun) are shims: run, they run the module; imported, they are it."""
+    import gpu_utils.train_script as script
+    import gpu_utils.workshop as kit
+    from gpu_utils.authoring import workshop
+    from gpu_utils.many_gpus import train_script
+
+    assert kit is workshop and script is train_script
+    done = subprocess.run(
+        [sys.executable, "-m", "gpu_utils.workshop", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "syllabi" in done.stdout, done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "gpu_utils.train_script", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "--steps" in done.stdout, done.stderr

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from gpu_utils import precision
+from gpu_utils.one_gpu import precision
 
 TORCH_FORMATS = [name for name, f in precision.FORMATS.items() if f.torch_dtype]
 

@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 
 import gpu_utils as gu
-from gpu_utils import processors
+from gpu_utils.facts import processors
 
 FIGURES = {
     "cpu": [

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import gpu_utils as gu
-from gpu_utils import reference
+from gpu_utils.facts import recorded as reference
 
 
 def test_missing_recording_says_how_to_make_one():

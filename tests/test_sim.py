@@ -15,7 +15,7 @@ from numba import cuda, float32, int32
 
 import gpu_utils as gu
 from gpu_utils import sim
-from gpu_utils._numba_sim import launch_on_numba
+from gpu_utils.sim._numba_sim import launch_on_numba
 
 pytestmark = pytest.mark.skipif(gu.mode != "simulator", reason="simulator engines only")
 
@@ -632,7 +632,7 @@ def test_a_bad_launch_configuration_says_what_to_do(griddim, blockdim, words):
 
 
 def test_a_misspelt_engine_warns_and_keeps_the_default(monkeypatch):
-    from gpu_utils import _numba_sim
+    from gpu_utils.sim import _numba_sim
 
     monkeypatch.setenv("GPU_COURSE_SIM", "numbaa")
     monkeypatch.setattr(_numba_sim, "_engine_hooked", True)  # no new hook in this process
@@ -643,7 +643,8 @@ def test_a_misspelt_engine_warns_and_keeps_the_default(monkeypatch):
 def test_every_reader_of_the_setting_runs_the_default_for_a_misspelt_value(monkeypatch):
     import warnings
 
-    from gpu_utils import _trace_run, device
+    from gpu_utils import device
+    from gpu_utils.sim import _trace_run
 
     monkeypatch.setenv("GPU_COURSE_SIM", "numbaa")
     with warnings.catch_warnings():
@@ -705,7 +706,7 @@ _REFUSED = '''
 import numpy as np
 import gpu_utils as gu
 from gpu_utils import sim
-from gpu_utils._numba_sim import launch_on_numba
+from gpu_utils.sim._numba_sim import launch_on_numba
 from numba import cuda
 
 SOURCE = """
@@ -754,7 +755,7 @@ def test_a_kernel_the_engine_refuses_runs_on_numbas(tmp_path):
 
 
 def test_the_engines_shuffle_rule_is_gu_warps():
-    from gpu_utils.sim import warps
+    from gpu_utils.sim import warp_rendezvous as warps
 
     for mode in ("idx", "up", "down", "bfly"):
         for lane in range(32):

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from gpu_utils import specs
+from gpu_utils.facts import specs
 
 REQUIRED = ["T4", "L4", "A100-SXM4-80GB", "H100-SXM", "H200", "B200"]
 FIELDS = [

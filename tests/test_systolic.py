@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from gpu_utils import systolic
+from gpu_utils.one_gpu import systolic
 
 RNG = np.random.default_rng(7)
 

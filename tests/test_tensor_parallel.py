@@ -9,7 +9,7 @@ import torch
 import torch.distributed as dist
 
 import gpu_utils as gu
-from gpu_utils import tensor_parallel as tp
+from gpu_utils.many_gpus import tensor_parallel as tp
 
 D_MODEL, N_HEADS, BATCH = 48, 6, 2
 

@@ -412,7 +412,7 @@ def test_something_that_is_not_a_kernel_is_refused_with_a_clear_error():
 
 
 def test_numba_cuda_checks_have_one_home():
-    from gpu_utils import _numba_sim, _trace_run, warp
+    from gpu_utils.sim import _numba_sim, _trace_run, warp
 
     assert warp.check_numba_cuda_version is _numba_sim.check_numba_cuda_version
     assert _trace_run.require_simulator_internals is _numba_sim.require_simulator_internals

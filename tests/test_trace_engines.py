@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gpu_utils as gu  # before numba: it makes numba load its simulator
-from gpu_utils import reference
+from gpu_utils.facts import recorded as reference
 from gpu_utils.sim import tracing
 
 # isort: split

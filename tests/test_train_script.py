@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import gpu_utils as gu
-from gpu_utils import train_script
+from gpu_utils.many_gpus import train_script
 
 DATA = torch.arange(1000)  # distinct "tokens", so a window is known by its content: 124 of 8
 

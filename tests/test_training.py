@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import gpu_utils as gu
-from gpu_utils import train_script
+from gpu_utils.many_gpus import train_script
 
 T = gu.training
 
@@ -220,7 +220,7 @@ def test_torchrun_with_two_local_processes(tmp_path):
     out = tmp_path / "result.json"
     env = dict(os.environ, OMP_NUM_THREADS="1")
     command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2"]
-    command += ["--standalone", "-m", "gpu_utils.train_script"]
+    command += ["--standalone", "-m", "gpu_utils.many_gpus.train_script"]
     command += ["--steps", "4", "--batch-size", "4", "--out", str(out)]
     done = subprocess.run(
         command,

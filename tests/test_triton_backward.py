@@ -1,4 +1,4 @@
-"""gpu_utils.triton_backward (chapter 12, section 10) against torch.autograd in Triton's
+"""gpu_utils.triton_tools.triton_backward (chapter 12, section 10) against torch.autograd in Triton's
 interpreter: the fused cross-entropy (loss and the gradient its forward writes, in a training
 step through nn.Linear, ignored targets), FlashAttention-2's forward and backward against plain
 attention (causal and not, sequences that are not multiples of the blocks), layer norm's backward
@@ -11,7 +11,7 @@ pytest.importorskip("triton")
 import torch
 
 import gpu_utils as gu
-from gpu_utils import triton_backward as tb
+from gpu_utils.triton_tools import triton_backward as tb
 
 pytestmark = pytest.mark.skipif(gu.mode != "simulator", reason="interpreter sizes")
 
@@ -250,7 +250,7 @@ COMPILED = [
     ids=[f"{c[0]}-{c[3].get('REDUCTION', '')}" for c in COMPILED],
 )
 def test_the_kernels_compile_for_an_a100(name, pointers, scalars, constexprs):
-    from gpu_utils import triton_ir
+    from gpu_utils.triton_tools import triton_ir
 
     signature = {**pointers, **scalars}
     if name == "layer_norm_bwd_dx_kernel":

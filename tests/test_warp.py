@@ -1,4 +1,4 @@
-"""Warp intrinsics in the simulator (gpu_utils.warp) against hand-computed results, and the clear
+"""Warp intrinsics in the simulator (gpu_utils.sim.warp) against hand-computed results, and the clear
 errors that replace a GPU's hangs. On a GPU, Numba's real intrinsics run instead."""
 
 import numpy as np
@@ -287,7 +287,7 @@ def index_error_before_shuffle(x, out):
 
 @pytest.mark.parametrize("traced", [False, True])
 def test_a_lane_that_raises_is_reported_and_the_others_stop(traced, launch, monkeypatch):
-    from gpu_utils import _trace_run
+    from gpu_utils.sim import _trace_run
 
     monkeypatch.setattr(_trace_run, "forced_engine", launch.engine)  # gu.trace on that engine
     x = np.arange(64, dtype=np.float32)

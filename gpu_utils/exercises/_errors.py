@@ -243,7 +243,7 @@ def _is_course_cuda(value) -> bool:
 
 
 def _warp_error() -> type:
-    from ..warp import WarpError
+    from ..sim.warp import WarpError
 
     return WarpError
 

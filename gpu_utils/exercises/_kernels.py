@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import runtime
+from ..one_gpu.trace import Race
 from ..pickling import python_function
-from ..trace import Race
 from ._compiles import compile_problem
 from ._errors import KernelError, explain, signature_problem
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed

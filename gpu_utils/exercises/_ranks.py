@@ -24,7 +24,7 @@ import re
 import textwrap
 from collections.abc import Callable
 
-from .._dist_launcher import QUIET_CPU
+from ..many_gpus._dist_launcher import QUIET_CPU
 
 #: Seconds within which a looping or deadlocked answer gets its verdict (COURSE_DESIGN: "a
 #: looping answer (any kind, any rank) is stopped within 20 s").
@@ -96,7 +96,7 @@ def machine_was_slow(error) -> bool:
 def run_ranks(fn: Callable, n: int, *args, timeout: float | None = None):
     """``gu.dist.run(fn, n, *args)`` on gloo with the loop and deadlock detectors; once more
     with SLOW_TIMEOUT when a run stopped by the clock was the machine's fault."""
-    from .. import dist
+    from ..many_gpus import dist
 
     limits = {"backend": "gloo", "cpu_limit": CPU_LIMIT, "idle_limit": IDLE_LIMIT}
     try:
@@ -114,7 +114,7 @@ def _nothing(rank, world_size):
 def start_launcher() -> str | None:
     """Start gu.dist's launcher if it is not running (the start-up probe: PyTorch's imports
     are then not on a run's clock); a sentence saying why it could not start, or None."""
-    from .. import dist
+    from ..many_gpus import dist
 
     launcher = dist._launcher
     if launcher is not None and launcher.process.poll() is None:
@@ -143,7 +143,7 @@ def run_world_sizes(
     problem as a CheckResult, or None. A rank's exception is explained by
     ``error_result(exercise_id, n, error, answer)`` (a NotImplementedError is "not attempted"),
     a stopped run by :func:`timeout_result` with ``deadlock_hint``."""
-    from .. import dist
+    from ..many_gpus import dist
     from ._registry import failed, not_attempted
 
     problem = start_launcher()

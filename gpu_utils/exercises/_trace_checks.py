@@ -16,7 +16,7 @@ import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..trace import Race, TraceReport
+from ..one_gpu.trace import Race, TraceReport
 
 #: Largest launch (in threads) traced for a race check or a requirement.
 TRACE_THREAD_LIMIT = 4096
@@ -240,7 +240,7 @@ def race_hint(race: Race) -> str:
 
 def trace_kernel(kernel, case, args, divergence: bool = False) -> TraceReport:
     """Trace one launch of ``case`` on ``args`` (the kernel's prints are swallowed)."""
-    from ..trace import analyze
+    from ..one_gpu.trace import analyze
 
     with contextlib.redirect_stdout(io.StringIO()):
         return analyze(kernel, case.griddim, case.blockdim, *args, divergence=divergence)

@@ -1027,7 +1027,7 @@ def _not_compiled(why: str) -> str:
 def _compile_check(function, case: TritonCase) -> tuple[tuple[str, str] | None, str | None]:
     """(:func:`compile_problem`'s answer, None when the kernel was seen to compile for sm_80,
     else why the compiler could not judge it: it could not run here, or itself failed)."""
-    from .. import triton_ir
+    from ..triton_tools import triton_ir
 
     signature, constexprs = triton_ir.signature_of(
         function, list(case.args.values()), case.constexprs

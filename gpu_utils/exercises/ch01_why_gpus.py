@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from .. import specs
+from ..facts import specs
 from ._numeric import NumericAnswer, numeric_exercise
 from ._registry import register
 

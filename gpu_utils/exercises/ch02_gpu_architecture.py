@@ -3,8 +3,8 @@ and reading a device query. Expected answers come from ``gu.occupancy`` at check
 
 from __future__ import annotations
 
-from .. import occupancy as occ
-from ..specs import A100_DEVICE_QUERY
+from ..facts.specs import A100_DEVICE_QUERY
+from ..one_gpu import occupancy as occ
 from ._numeric import NumericAnswer, numeric_exercise
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..trace import Race
+from ..one_gpu.trace import Race
 from ._kernels import (
     GUARD_HINT_2D,
     Case,

@@ -2,7 +2,7 @@
 pipeline with two copy engines, as a number and as a function, checked against ``gu.streams``.
 
 The model and its formula, T(k) = (t_in + t_c + t_out) / k + (k - 1) * max(t_in, t_c, t_out) / k,
-are in ``gpu_utils/streams.py`` with their sources (CUDA C++ Programming Guide, "Asynchronous
+are in ``gpu_utils/one_gpu/streams.py`` with their sources (CUDA C++ Programming Guide, "Asynchronous
 Concurrent Execution")."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from .. import streams
+from ..one_gpu import streams
 from ._numeric import NumericAnswer, numeric_exercise
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 

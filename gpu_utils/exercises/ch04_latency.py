@@ -4,7 +4,8 @@ answers come from ``gu.specs`` and ``gu.latency`` at check time."""
 
 from __future__ import annotations
 
-from .. import latency, specs
+from ..facts import specs
+from ..one_gpu import latency
 from ._numeric import NumericAnswer, numeric_exercise
 from ._registry import register
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import matmul, precision
+from ..one_gpu import matmul, precision
 from ._kernels import (
     Case,
     Mismatch,

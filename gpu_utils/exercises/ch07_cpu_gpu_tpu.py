@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import processors, systolic
+from ..facts import processors
+from ..one_gpu import systolic
 from ._numeric import NumericAnswer, numeric_exercise
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 

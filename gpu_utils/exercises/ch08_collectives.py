@@ -19,7 +19,7 @@ import numpy as np
 # first imported it would make the worker start afresh for the next check (5-10 s each).
 import torch
 
-from .. import specs
+from ..facts import specs
 from . import _ranks
 from ._numeric import NumericAnswer, numeric_exercise
 from ._registry import CheckResult, Exercise, failed, passed, register
@@ -197,7 +197,7 @@ def _deadlock_hint(error, answer) -> str:
 
 def _error_result(exercise_id: str, n: int, error, answer) -> CheckResult:
     """The verdict on a RankError (an exception or a crash in one rank)."""
-    from .. import dist
+    from ..many_gpus import dist
 
     if any(phrase in error.exc_message for phrase in dist._PEER_GONE):
         return failed(
@@ -698,7 +698,7 @@ register(
 
 
 def _rabenseifner_answer() -> NumericAnswer:
-    from .. import collectives
+    from ..many_gpus import collectives
 
     alpha, beta, n, size = 10e-6, 1 / 50e9, 8, 1e6
     ring = collectives.ring_time("all_reduce", size, n, alpha=alpha, beta=beta)

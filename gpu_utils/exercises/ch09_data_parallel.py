@@ -98,7 +98,7 @@ def _watch(dist, calls: list, model=None):
 def _record_optimizer_grads(learner, out: dict) -> None:
     """Wrap the step of every torch optimizer in the learner's object so that the gradients it
     steps with (its parameters' .grad) are recorded, once, before it runs."""
-    from gpu_utils import data_parallel as dp
+    from gpu_utils.many_gpus import data_parallel as dp
 
     for optimizer in dp._optimizers(learner):
         original = optimizer.step
@@ -133,7 +133,7 @@ def _train_rank(rank, world_size, exercise, answer, steps, seed, bucket_bytes):
     """One rank: the baseline on the whole batch, then the learner's data-parallel training."""
     import torch.distributed as dist
 
-    from gpu_utils import data_parallel as dp
+    from gpu_utils.many_gpus import data_parallel as dp
 
     torch.manual_seed(seed)
     baseline, model = dp.TinyLM(seed=seed), dp.TinyLM(seed=seed)
@@ -286,7 +286,7 @@ def _run(exercise_id: str, answer, arity: int, judge) -> CheckResult | None:
         )
     except ValueError:
         pass
-    from .. import data_parallel
+    from ..many_gpus import data_parallel
 
     data_parallel.preload_optimizers()
     return _ranks.run_world_sizes(

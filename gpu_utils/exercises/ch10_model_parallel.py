@@ -24,7 +24,8 @@ import numpy as np
 # first imported it would make the worker start afresh for the next check (5-10 s each).
 import torch
 
-from .. import pipeline, specs
+from ..facts import specs
+from ..many_gpus import pipeline
 from . import _ranks
 from ._numeric import NumericAnswer, numeric_exercise
 from ._ranks import source_line
@@ -93,7 +94,7 @@ def _layer_rank(rank, world_size, exercise, answer, shapes, seed):
     """One rank: for each shape, the single-process layer, then the learner's, with gradients."""
     import torch.nn.functional as F
 
-    from gpu_utils.tensor_parallel import shard
+    from gpu_utils.many_gpus.tensor_parallel import shard
 
     results = []
     for case, (d_in, d_out) in enumerate(shapes):
@@ -233,7 +234,7 @@ def _mlp_rank(rank, world_size, answer, shapes, seed):
 
 def _run(exercise_id, rank_fn, judge, *args) -> CheckResult | None:
     """Run ``rank_fn`` on each world size and judge its outcome at once; the first problem."""
-    from .. import data_parallel
+    from ..many_gpus import data_parallel
 
     data_parallel.preload_optimizers()  # the MLP's SGD: torch._dynamo once, not in every rank
     return _ranks.run_world_sizes(
@@ -764,7 +765,7 @@ def _mlp_judge(outcomes: dict) -> CheckResult | None:
 
 
 def _mlp_shard_params(d_model: int, hidden: int, n: int) -> list[int]:
-    from ..tensor_parallel import shard
+    from ..many_gpus.tensor_parallel import shard
 
     sizes = []
     for rank in range(n):

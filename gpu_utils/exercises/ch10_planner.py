@@ -48,7 +48,8 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .. import collectives, flops, memory, parallelism, pipeline, specs
+from ..facts import specs
+from ..many_gpus import collectives, flops, memory, parallelism, pipeline
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 
 #: Its own progress row beside "10_model_parallel": lab 10's corpus tests count every code

@@ -28,8 +28,8 @@ import os
 
 import torch
 
-from .. import capstone_profile as cp
-from .. import gpt, training
+from ..many_gpus import capstone_profile as cp
+from ..many_gpus import gpt, training
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 from .ch11_training import TIME_LIMIT as _LAB_TIME_LIMIT
 from .ch11_training import _line_of, _not_callable, _SyncCounter

@@ -26,8 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-from .. import gpt, training
-from ..capstone import (
+from ..many_gpus import gpt, training
+from ..many_gpus.capstone import (
     LR,
     MODEL,
     SEQ_LEN,

@@ -32,7 +32,7 @@ import re
 import numpy as np
 
 from .. import runtime
-from ..inference_kernels import _decode_gemv
+from ..serving.inference_kernels import _decode_gemv
 from . import _evidence as ev
 from ._kernels import (
     Case,
@@ -279,7 +279,7 @@ def _timed_on_gpu(exercise) -> object:
         result = base(kernel)
         if not result.passed or runtime.mode != "gpu":
             return result
-        from .. import inference_kernels as ik
+        from ..serving import inference_kernels as ik
 
         try:
             seconds, rate = ik.time_decode_gemv(kernel, 8192, 8192, THREADS)
@@ -352,7 +352,7 @@ INT8_CASES = (
 def _int8_case(rng: np.random.Generator, rows, cols, group, block, large) -> TritonCase:
     import torch
 
-    from .. import inference
+    from ..serving import inference
 
     if large:  # all positive: each row's sum grows past float16's largest value
         w = rng.uniform(0.5, 1.0, (rows, cols)).astype(np.float32)
@@ -552,7 +552,7 @@ PAGED_CASES = (
 def _allocate(rng: np.random.Generator, lengths, block_size: int):
     """Block tables from ``PagedAllocator``, the sequences growing in turn by 1 to BLOCK_SIZE
     tokens (as a server's steps interleave them), so that tables are scattered."""
-    from .. import inference
+    from ..serving import inference
 
     blocks = sum(-(-n // block_size) for n in lengths)
     cache = inference.PagedAllocator(num_blocks=blocks + 2, block_size=block_size)

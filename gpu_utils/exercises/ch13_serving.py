@@ -41,7 +41,8 @@ from itertools import combinations
 
 import numpy as np
 
-from .. import inference, specs
+from ..facts import specs
+from ..serving import inference
 from ._evidence import find_relation, match_candidates
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 

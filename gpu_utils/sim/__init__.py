@@ -17,7 +17,7 @@ What it runs: 1-3-D grids and blocks, ``cuda.grid``/``gridsize``, thread and blo
 dims, static and dynamic shared arrays (per block), local and const arrays, device functions
 (which may reach a barrier), ``syncthreads`` and its ``_count/_and/_or`` forms, ``syncwarp``,
 ``threadfence*``, the atomics, the warp intrinsics of ``gu.warp`` with its semantics (shuffles,
-votes, matches, ``activemask``, ``lanemask_lt``: :mod:`gpu_utils.sim.warps`), numba-cuda
+votes, matches, ``activemask``, ``lanemask_lt``: :mod:`gpu_utils.sim.warp_rendezvous`), numba-cuda
 simulator's math, bit and fp16 functions, numpy and device arrays. Where a GPU would hang or be
 undefined it raises with the thread, the line and the cause: a barrier not every thread reaches
 (:class:`BarrierDivergence`), a warp intrinsic whose lanes never all arrive
@@ -42,7 +42,7 @@ from .engine import LOOP_LIMIT_S, launch
 from .errors import BarrierDivergence, KernelLoops, SimulatorError
 from .observe import ObservedArray, Observer
 from .rewrite import IndexOutOfBounds, NotHandledYet
-from .warps import WarpDivergence, WarpError
+from .warp_rendezvous import WarpDivergence, WarpError
 
 ENV = "GPU_COURSE_SIM"
 ENGINES = ("numba", "course", "compare")

@@ -109,7 +109,7 @@ def analyze_both(analyze, kernel, griddim, blockdim, args, dynamic_shared_bytes,
     and on the course's engine (copies); one log line says whether the reports are equal."""
     from dataclasses import fields
 
-    from .. import _trace_run
+    from . import _trace_run
 
     copies = _copies(args)
     reports: dict = {}

@@ -33,7 +33,8 @@ from itertools import product
 
 import numpy as np
 
-from . import rewrite, warps
+from . import rewrite
+from . import warp_rendezvous as warps
 from .device import Dim3, Module
 from .errors import BarrierDivergence, KernelLoops, SimulatorError
 from .rewrite import (

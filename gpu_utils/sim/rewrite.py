@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 #: Barrier kinds, as the first element of what a thread yields (WARP: a shuffle, vote, match or
-#: activemask of :mod:`gpu_utils.warp`, a rendezvous of the lanes in its mask).
+#: activemask of :mod:`gpu_utils.sim.warp`, a rendezvous of the lanes in its mask).
 SYNC, SYNC_COUNT, SYNC_AND, SYNC_OR, SYNCWARP, WARP = range(6)
 BARRIERS = {
     "syncthreads": SYNC,
@@ -41,7 +41,7 @@ BARRIERS = {
     "syncthreads_or": SYNC_OR,
     "syncwarp": SYNCWARP,
 }
-#: The warp intrinsics of :mod:`gpu_utils.warp` that are a rendezvous of the lanes in their mask:
+#: The warp intrinsics of :mod:`gpu_utils.sim.warp` that are a rendezvous of the lanes in their mask:
 #: each becomes a ``yield (WARP, site, (name, args))`` that the engine answers.
 WARP_INTRINSICS = (
     "shfl_sync",

@@ -1,7 +1,7 @@
 """``gu.trace`` (and its race check) on the course's simulator: an observer
 (:mod:`gpu_utils.sim.observe`) that keeps, for every CUDA thread, the same access log that
-``gu.trace``'s executor on numba-cuda's simulator (:mod:`gpu_utils._trace_run`) keeps, so
-``gu.trace``'s analysis (:mod:`gpu_utils.trace`) turns either into the same report.
+``gu.trace``'s executor on numba-cuda's simulator (:mod:`gpu_utils.sim._trace_run`) keeps, so
+``gu.trace``'s analysis (:mod:`gpu_utils.one_gpu.trace`) turns either into the same report.
 
 Used by ``gu.trace.analyze`` when ``GPU_COURSE_SIM=course``. Each record is the tuple
 ``_trace_run`` documents (kind, space, allocation, byte offset, bytes, code, line, occurrence,
@@ -18,11 +18,11 @@ import sys
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
-from .. import _trace_run as numba_trace
-from ..warp import WARP_SIZE
+from . import _trace_run as numba_trace
 from .engine import Launch, _device_function
 from .observe import Observer
 from .rewrite import SITE_CODES, SITES, SYNC, SYNCWARP, NotHandledYet
+from .warp import WARP_SIZE
 
 _VOTES_COUNT_TWICE = 2  # numba's trace runs syncthreads_count/_and/_or as two syncthreads
 
@@ -313,7 +313,7 @@ def run(
     divergence: bool = True,
     keep_going: bool = False,
 ):
-    """``gpu_utils._trace_run.run`` on the course's engine: the same blocks of threads, with the
+    """``gpu_utils.sim._trace_run.run`` on the course's engine: the same blocks of threads, with the
     same records, handed to ``on_block``; returns the kernel's Python function and the grid and
     block dimensions (``keep_going``: a thread's error is its ``failure`` and ends only that
     thread, as there); or None, before anything ran, when the engine cannot compile the kernel

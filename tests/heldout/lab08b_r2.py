@@ -2,7 +2,7 @@
 
 Written blind on 2026-11-28 by a helper, from the lab text (labs/08b_pytorch_primer_lab.ipynb),
 the chapter (notebooks/08b_pytorch_primer.ipynb), the reference solutions' code cells
-(solutions/08b_pytorch_primer_lab.ipynb) and the public helpers (gpu_utils/gpt.py) only, without
+(solutions/08b_pytorch_primer_lab.ipynb) and the public helpers (gpu_utils/many_gpus/gpt.py) only, without
 the checker, its tests or any other corpus's sources in view (only the earlier writers' list of
 cause sentences, so as not to repeat their mistakes). Each ``source`` is one lab cell, as a learner
 could write it; the check cell submits the cell's last top-level ``def``.

@@ -4,7 +4,7 @@ Written blind on 2026-11-28 by a helper session that did not read the lab's chec
 (``gpu_utils/exercises/``), its tests or its messages, and never ran a check cell. Sources read:
 the learner's lab ``labs/08b_pytorch_primer_lab.ipynb``, the reference solutions' code cells
 (``solutions/08b_pytorch_primer_lab.ipynb``), ``notebooks/08b_pytorch_primer.ipynb``,
-``gpu_utils/gpt.py``, ``tests/heldout/__init__.py`` and the causes of earlier rounds' wrong
+``gpu_utils/many_gpus/gpt.py``, ``tests/heldout/__init__.py`` and the causes of earlier rounds' wrong
 answers (each mistake here is a different one).
 
 Verified without the checker (scratch script /tmp/lab08b_r3/verify.py, outside the repository):

@@ -3,7 +3,7 @@
 Written on 2026-11-28 (23:10-23:20 UTC) by a helper session that never read the lab's checker
 (``gpu_utils/exercises/``), its tests or its messages, nor the other rounds' answer files: only the
 learner's lab (``labs/08b_pytorch_primer_lab.ipynb``), the reference solutions' code cells,
-``gpu_utils/gpt.py`` and the list of earlier rounds' causes (whose mistakes these avoid).
+``gpu_utils/many_gpus/gpt.py`` and the list of earlier rounds' causes (whose mistakes these avoid).
 
 How the answers were verified (scratch scripts under /tmp/lab08b_r4/, no checker): every answer
 was taken through ``heldout.submitted`` and run beside the reference solution.

@@ -3,7 +3,7 @@
 Written on 2026-11-29 (02:24-02:30 UTC) by a helper session (round lab08b_r5) that never read
 the lab's checker (``gpu_utils/exercises/``), its tests or its messages, nor the earlier rounds'
 answer files: only the learner's lab (``labs/08b_pytorch_primer_lab.ipynb``), the reference
-solutions' code cells (``solutions/08b_pytorch_primer_lab.ipynb``), ``gpu_utils/gpt.py``,
+solutions' code cells (``solutions/08b_pytorch_primer_lab.ipynb``), ``gpu_utils/many_gpus/gpt.py``,
 ``tests/heldout/__init__.py`` and the list of earlier rounds' causes, whose mistakes these avoid.
 
 How the answers were verified without the checker (script /tmp/lab08b_r5/verify.py): every

@@ -1,7 +1,7 @@
 """Held-out answers to lab 10's planner exercises, second held half (``half="held2"``).
 
 Written blind on 2026-11-28 by a helper, from the lab's text (labs/10_model_parallel_lab.ipynb),
-the reference solutions (solutions/10_model_parallel_lab.ipynb) and ``gpu_utils.parallelism``
+the reference solutions (solutions/10_model_parallel_lab.ipynb) and ``gpu_utils.many_gpus.parallelism``
 only: neither the checkers, their tests, the first corpus (``lab10_planner.py``) nor the FAQ
 were read. The mistakes are new ones, not those the first corpus already holds. Every source is
 one notebook cell as the lab's check cell receives it: the lab's set-up cell (``P``,

@@ -2,7 +2,7 @@
 
 Written blind on 2026-11-28 (23:34-23:45 UTC) by a helper session that never read the
 checker (gpu_utils/exercises/, tests/test_exercises*, earlier rounds' files): only the learner's
-lab, the reference solutions' code cells, gpu_utils/parallelism.py, memory.py, specs.py and the
+lab, the reference solutions' code cells, gpu_utils/many_gpus/parallelism.py, memory.py, specs.py and the
 signatures of the gu.memory / gu.flops / gu.collectives / gu.pipeline helpers, and the list of
 earlier rounds' causes (the mistakes here are different ones).
 

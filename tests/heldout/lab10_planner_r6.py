@@ -5,7 +5,7 @@ Written 2026-11-29, 02:25-03:10 UTC, by a helper session that never opened the c
 held-out file) and never ran a check cell.
 
 Read: labs/10_model_parallel_lab.ipynb and solutions/10_model_parallel_lab.ipynb (cells 31-48),
-gpu_utils/parallelism.py (evaluate, plan, in_flight_chunks, FSDP), the docstrings and signatures
+gpu_utils/many_gpus/parallelism.py (evaluate, plan, in_flight_chunks, FSDP), the docstrings and signatures
 of gu.memory.model_state_bytes / activation_bytes_per_layer, gu.flops.hardware_flops_per_token /
 peak_flops, gu.collectives.estimate_time, gu.pipeline.in_flight / interleaved / one_f_one_b,
 and the earlier rounds' causes (/tmp/blind/causes_lab10_planner.txt), whose mistakes are avoided.

@@ -2,8 +2,8 @@
 capstone_profile_fix), second round, all in the "held2" half.
 
 Written blind on 2026-11-28 by a helper: from the lab text as a learner sees it, chapter 11, the
-reference solutions' code cells, the public helpers (``gpu_utils/capstone_profile.py``,
-``gpu_utils/training.py``, ``gpu_utils/gpt.py``) and earlier writers' cause sentences only (to
+reference solutions' code cells, the public helpers (``gpu_utils/many_gpus/capstone_profile.py``,
+``gpu_utils/many_gpus/training.py``, ``gpu_utils/many_gpus/gpt.py``) and earlier writers' cause sentences only (to
 avoid repeating their mistakes); never the checker, its tests or another corpus of answers.
 
 Verified without the checker (2026-11-28), by a scratch script outside the repository that runs

@@ -3,7 +3,7 @@ capstone_profile_fix), third round, all in the "held2" half.
 
 Written blind on 2026-11-28 by a helper session, from the lab as a learner sees it
 (``labs/11_training_in_practice_lab.ipynb``), the reference solutions' code cells, the public
-helpers (``gpu_utils/capstone_profile.py``, ``training.py``, ``gpt.py``), ``heldout.Blind`` and the
+helpers (``gpu_utils/many_gpus/capstone_profile.py``, ``training.py``, ``gpt.py``), ``heldout.Blind`` and the
 earlier rounds' cause sentences (to write different mistakes); never the checker, its tests, a
 check cell or ``report.py``. 15 diagnose answers (4 correct, 11 wrong), 14 fixed_train answers
 (4 correct, 10 wrong).

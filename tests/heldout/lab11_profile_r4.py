@@ -4,7 +4,7 @@ capstone_profile_fix.
 Written blind on 2026-11-28 (23:30-00:20 UTC) by a helper session that never read the lab's
 checker (nothing under gpu_utils/exercises/ nor tests/ but tests/heldout/__init__.py), from the
 learner's copy labs/11_training_in_practice_lab.ipynb, the reference solution cells in
-solutions/11_training_in_practice_lab.ipynb, gpu_utils/capstone_profile.py, gpu_utils/training.py
+solutions/11_training_in_practice_lab.ipynb, gpu_utils/many_gpus/capstone_profile.py, gpu_utils/many_gpus/training.py
 and the list of earlier rounds' causes (these answers make different mistakes).
 
 Verified without the checker, by scratch scripts under /tmp/lab11_profile_r4/, each answer taken

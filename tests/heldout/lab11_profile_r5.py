@@ -6,8 +6,8 @@ Written by a blind helper session (round lab11_profile_r5) on 2026-11-29, about 
 Read: /tmp/prompts/common.md, the earlier rounds' causes (/tmp/blind/causes_lab11_profile.txt,
 to avoid repeating them), labs/11_training_in_practice_lab.ipynb and
 solutions/11_training_in_practice_lab.ipynb (the "Profile first" part: cells 32-44),
-gpu_utils/capstone_profile.py, gpu_utils/training.py (get_batch, WindowDataset, encode,
-forward_checkpointed), gpu_utils/gpt.py (GPT.forward, to see the loss it computes) and
+gpu_utils/many_gpus/capstone_profile.py, gpu_utils/many_gpus/training.py (get_batch, WindowDataset, encode,
+forward_checkpointed), gpu_utils/many_gpus/gpt.py (GPT.forward, to see the loss it computes) and
 tests/heldout/__init__.py. Nothing under gpu_utils/exercises/ or tests/ (other than
 heldout/__init__.py) was opened, no other heldout file was read, and no checker was run or
 imported.

@@ -4,8 +4,8 @@
 Written 2026-11-29 (03:08-03:27 UTC) by a helper session that never opened the checker
 (gpu_utils/exercises/, tests/ other than tests/heldout/__init__.py), never ran the check
 cells and never imported gpu_utils.exercises. Read: labs/ and solutions/
-11_training_in_practice_lab.ipynb (cells 33-44), gpu_utils/capstone_profile.py, and
-gpu_utils/training.py (encode, get_batch), plus the earlier rounds' causes to avoid.
+11_training_in_practice_lab.ipynb (cells 33-44), gpu_utils/many_gpus/capstone_profile.py, and
+gpu_utils/many_gpus/training.py (encode, get_batch), plus the earlier rounds' causes to avoid.
 
 Verification (GPU_COURSE_MODE=simulator, CPU, scratch scripts
 /tmp/lab11_profile_r6/verify_diag.py and verify_fix.py):

@@ -13,7 +13,7 @@ access): every cell runs; each kernel was launched like the reference (grids wit
 ``triton.cdiv``, outputs filled with NaN) on small shapes, sizes 1 to 3, sizes that are not
 multiples of the block, several blocks, strided views and very large / very negative rows, and
 compared with the reference solution's kernel and with torch. Every correct answer matched on all
-of them (and compiles for sm_80 with ``gpu_utils.triton_ir``); every wrong answer gave a wrong
+of them (and compiles for sm_80 with ``gpu_utils.triton_tools.triton_ir``); every wrong answer gave a wrong
 value, a NaN left in the output, or an access outside a tensor on at least one of them.
 """
 

@@ -5,7 +5,7 @@ Written blind on 2026-11-28 by a helper session that never read the lab's checke
 gpu_utils/exercises/, no other file under tests/, no check cell, no ``describe``, no report.py).
 Written from: the learner's lab (labs/13_serving_lab.ipynb), the reference solutions' code cells
 (solutions/13_serving_lab.ipynb), chapter 13 (notebooks/13_serving.ipynb) and the public helpers
-gpu_utils/inference.py, specs.py and memory.py. No earlier round's causes existed for this lab
+gpu_utils/serving/inference.py, specs.py and memory.py. No earlier round's causes existed for this lab
 (/tmp/blind/causes_lab13_serving.txt was empty).
 
 Verified without the checker (scratch script /tmp/lab13_serving_r1/verify.py, outside the

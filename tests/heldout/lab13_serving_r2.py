@@ -4,7 +4,7 @@ serving_decode_gemv, serving_int8_gemv and serving_paged_attention.
 Written blind on 2026-11-28 (23:30-00:20 UTC) by a helper session that never read the lab's
 checker (nothing under gpu_utils/exercises/ or tests/ but tests/heldout/__init__.py) and never
 ran a check cell: written from the learner's lab (labs/13_serving_lab.ipynb), the reference
-solutions' code cells, gpu_utils/inference.py and gpu_utils/inference_kernels.py, and chosen to
+solutions' code cells, gpu_utils/serving/inference.py and gpu_utils/serving/inference_kernels.py, and chosen to
 differ from the causes of the earlier round (/tmp/blind/causes_lab13_serving.txt).
 
 Verified without the checker, by scratch scripts under /tmp/lab13_serving_r2/ that load every
