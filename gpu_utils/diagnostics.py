@@ -27,6 +27,7 @@ from pathlib import Path
 from unittest import mock
 
 from . import colab, runtime
+from . import driver as cuda_driver
 from .device import DeviceInfo, device_info
 from .one_gpu.backends import cupy_problem, torch_device
 
@@ -509,7 +510,7 @@ def set_findings(versions: dict[str, str | None], python: str, sets: list[dict])
 def _findings(info) -> list[dict]:
     found = []
     where = place()
-    major = colab.cuda_major(colab.driver_cuda_version())
+    major = colab.cuda_major(cuda_driver.cuda_version())
     extra = f"[cu{major}]" if major else ""
     if _version("numba-cuda") is None:
         found.append(
@@ -527,7 +528,7 @@ def _findings(info) -> list[dict]:
     versions = {package: _version(package) for package in PACKAGES}
     table = version_findings(
         versions,
-        colab.driver_cuda_version(),
+        cuda_driver.cuda_version(),
         wheel_cuda(),
         where,
         row_stack_state() if versions["numpy"] else "numpy",
@@ -611,7 +612,7 @@ def diagnose() -> dict:
                 FIX_NO_GPU_IN_GPU_MODE,
             ),
         )
-    driver = colab.driver_cuda_version()
+    driver = cuda_driver.cuda_version()
     return {
         "ok": all(f["status"] != ERROR for f in findings),
         "mode": runtime.mode,

@@ -39,7 +39,6 @@ and the package's ``__init__`` sets up the simulator's warp intrinsics once the 
 
 from __future__ import annotations
 
-import ctypes
 import importlib.abc
 import importlib.machinery
 import os
@@ -48,30 +47,10 @@ import sys
 import warnings
 from typing import TypeVar
 
+from .driver import probe as probe_driver  # the course's one driver probe (gpu_utils/driver.py)
+
 MODES = ("gpu", "simulator")
 T = TypeVar("T")
-
-
-def probe_driver() -> tuple[int, str | None]:
-    """Return (number of CUDA devices, reason when zero) from the CUDA driver, via ctypes."""
-    names = ("libcuda.so.1", "libcuda.so", "nvcuda.dll", "libcuda.dylib")
-    lib = None
-    for name in names:
-        try:
-            lib = ctypes.CDLL(name)
-            break
-        except OSError:
-            continue
-    if lib is None:
-        return 0, "no CUDA driver library (libcuda) found"
-    if lib.cuInit(0) != 0:
-        return 0, "the CUDA driver is installed but cuInit failed (no usable GPU)"
-    count = ctypes.c_int(0)
-    if lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
-        return 0, "the CUDA driver could not count devices"
-    if count.value == 0:
-        return 0, "the CUDA driver reports no GPU"
-    return count.value, None
 
 
 def _choose_mode() -> tuple[str, str]:

@@ -18,7 +18,8 @@ from IPython.core.inputtransformer2 import TransformerManager
 
 from conftest import ROOT
 from gpu_utils import colab
-from gpu_utils.authoring import labgen
+from gpu_utils import driver as driver_module
+from gpu_utils.authoring import labgen, publish
 
 NOTEBOOKS = sorted(
     p for folder in ("notebooks", "solutions", "labs") for p in (ROOT / folder).glob("*.ipynb")
@@ -32,14 +33,14 @@ def _name(path):
 @pytest.fixture
 def published(monkeypatch):
     """The course as if published at github.com/me/course, tag v1.0 (restored afterwards)."""
-    monkeypatch.setattr(colab, "REPOSITORY", "me/course")
-    monkeypatch.setattr(colab, "REF", "v1.0")
+    monkeypatch.setattr(publish, "REPOSITORY", "me/course")
+    monkeypatch.setattr(publish, "REF", "v1.0")
 
 
 @pytest.fixture
 def unpublished(monkeypatch):
-    monkeypatch.setattr(colab, "REPOSITORY", None)
-    monkeypatch.setattr(colab, "REF", None)
+    monkeypatch.setattr(publish, "REPOSITORY", None)
+    monkeypatch.setattr(publish, "REF", None)
 
 
 # --- every notebook that exists, whatever the chapters -------------------------------------------
@@ -50,13 +51,13 @@ def test_every_notebook_has_badge_gpu_metadata_and_install_block(path):
     nb = nbformat.read(path, as_version=4)
     relpath = path.relative_to(ROOT).as_posix()
     assert nb.cells[0].cell_type == "markdown"
-    assert nb.cells[0].source == colab.badge(relpath), (
+    assert nb.cells[0].source == publish.badge(relpath), (
         f"{relpath}: run `python -m gpu_utils.colab sync`"
     )
     assert nb.metadata["accelerator"] == "GPU"
     assert nb.metadata["colab"]["gpuType"] == "T4"
     first = next(c for c in nb.cells if c.cell_type == "code")
-    assert first.source.startswith(colab.install_block())
+    assert first.source.startswith(publish.cell_block())
     assert "import gpu_utils as gu" in first.source
 
 
@@ -65,23 +66,23 @@ def test_no_notebook_points_at_an_address_the_course_does_not_own(path):
     nb = nbformat.read(path, as_version=4)
     first = next(c for c in nb.cells if c.cell_type == "code")
     text = nb.cells[0].source + "\n" + first.source  # what sync writes: badge and install block
-    if colab.REPOSITORY is None:  # not published: no badge link and no clone at all
+    if publish.REPOSITORY is None:  # not published: no badge link and no clone at all
         assert "colab.research.google.com/github" not in text and "git clone" not in text
-        assert colab.PENDING in nb.cells[0].source
+        assert publish.PENDING in nb.cells[0].source
     else:
         for address in ("colab.research.google.com/github/", "https://github.com/"):
             for found in text.split(address)[1:]:
-                assert found.startswith(colab.REPOSITORY + "/"), f"{_name(path)}: {found[:60]}"
+                assert found.startswith(publish.REPOSITORY + "/"), f"{_name(path)}: {found[:60]}"
 
 
 def test_pyproject_is_the_one_source_of_where_the_course_lives():
     text = (ROOT / "pyproject.toml").read_text()
-    assert colab.published(text) == (colab.REPOSITORY, colab.REF)
+    assert publish.published(text) == (publish.REPOSITORY, publish.REF)
     tomllib.loads(text)
 
 
 def test_notebooks_and_generated_labs_are_in_step_with_the_repository_setting():
-    assert colab.stale() == [], "run `python -m gpu_utils.colab sync`"
+    assert publish.stale() == [], "run `python -m gpu_utils.colab sync`"
 
 
 def _tree(tmp_path, names=("notebooks/00_start_here.ipynb", "solutions/01_why_gpus_lab.ipynb")):
@@ -95,7 +96,7 @@ def _tree(tmp_path, names=("notebooks/00_start_here.ipynb", "solutions/01_why_gp
 def test_sync_changes_only_first_cells_and_metadata_and_is_idempotent(tmp_path, published):
     tree = _tree(tmp_path)
     before = nbformat.read(tree / "notebooks/00_start_here.ipynb", as_version=4)
-    written = colab.sync(root=tree)
+    written = publish.sync(root=tree)
     assert "notebooks/00_start_here.ipynb" in written and "labs/01_why_gpus_lab.ipynb" in written
     after = nbformat.read(tree / "notebooks/00_start_here.ipynb", as_version=4)
     code = [c for c in before.cells if c.cell_type == "code"]
@@ -107,9 +108,9 @@ def test_sync_changes_only_first_cells_and_metadata_and_is_idempotent(tmp_path, 
     ]
     assert "blob/v1.0/notebooks/00_start_here.ipynb" in after.cells[0].source
     assert "-b v1.0 https://github.com/me/course" in code_after[0].source
-    assert colab.sync(root=tree) == [] and colab.stale(root=tree) == []
+    assert publish.sync(root=tree) == [] and publish.stale(root=tree) == []
     lab = nbformat.read(tree / "labs/01_why_gpus_lab.ipynb", as_version=4)
-    assert lab.cells[0].source == colab.badge("labs/01_why_gpus_lab.ipynb")
+    assert lab.cells[0].source == publish.badge("labs/01_why_gpus_lab.ipynb")
 
 
 def test_sync_adds_badge_and_block_to_a_bare_notebook_and_the_block_is_removable(published):
@@ -118,26 +119,26 @@ def test_sync_adds_badge_and_block_to_a_bare_notebook_and_the_block_is_removable
         nbformat.v4.new_markdown_cell("# Title"),
         nbformat.v4.new_code_cell("import gpu_utils as gu\n\nprint(gu.banner())"),
     ]
-    new = colab.synced(nb, "notebooks/99_demo.ipynb")
+    new = publish.synced(nb, "notebooks/99_demo.ipynb")
     assert "notebooks/99_demo.ipynb" in new.cells[0].source
     assert new.cells[1].source == "# Title"
     assert new.cells[2].source.endswith("import gpu_utils as gu\n\nprint(gu.banner())")
-    assert colab._strip_block(new.cells[2].source) == nb.cells[1].source
-    lab = colab.synced(nb, "solutions/99_demo_lab.ipynb")
+    assert publish._strip_block(new.cells[2].source) == nb.cells[1].source
+    lab = publish.synced(nb, "solutions/99_demo_lab.ipynb")
     labgen.point_first_cell_at_lab(lab, "99_demo_lab.ipynb")
-    assert lab.cells[0].source == colab.badge("labs/99_demo_lab.ipynb")
+    assert lab.cells[0].source == publish.badge("labs/99_demo_lab.ipynb")
 
 
 def test_unpublished_notebooks_say_the_link_will_come_and_republish_cleanly(unpublished):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("import gpu_utils as gu")]
-    pending = colab.synced(nb, "notebooks/99_demo.ipynb")
-    assert pending.cells[0].source == f"*{colab.PENDING} Until then, {colab.DRIVE_HINT}*"
+    pending = publish.synced(nb, "notebooks/99_demo.ipynb")
+    assert pending.cells[0].source == f"*{publish.PENDING} Until then, {publish.DRIVE_HINT}*"
     assert "git clone" not in pending.cells[1].source and "github" not in pending.cells[1].source
-    colab.REPOSITORY, colab.REF = "me/course", "v2.0"  # restored by the fixture
-    again = colab.synced(pending, "notebooks/99_demo.ipynb")
+    publish.REPOSITORY, publish.REF = "me/course", "v2.0"  # restored by the fixture
+    again = publish.synced(pending, "notebooks/99_demo.ipynb")
     assert len(again.cells) == 2 and "blob/v2.0/" in again.cells[0].source
-    assert colab._strip_block(again.cells[1].source) == "import gpu_utils as gu"
+    assert publish._strip_block(again.cells[1].source) == "import gpu_utils as gu"
 
 
 def test_synced_notebooks_stay_lint_clean(tmp_path, published):
@@ -147,9 +148,9 @@ def test_synced_notebooks_stay_lint_clean(tmp_path, published):
         pytest.skip("ruff is not installed here")
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("import gpu_utils as gu\n\nprint(gu.banner())")]
-    nbformat.write(colab.synced(nb, "notebooks/a.ipynb"), tmp_path / "published.ipynb")
-    colab.REPOSITORY = colab.REF = None
-    nbformat.write(colab.synced(nb, "notebooks/a.ipynb"), tmp_path / "pending.ipynb")
+    nbformat.write(publish.synced(nb, "notebooks/a.ipynb"), tmp_path / "published.ipynb")
+    publish.REPOSITORY = publish.REF = None
+    nbformat.write(publish.synced(nb, "notebooks/a.ipynb"), tmp_path / "pending.ipynb")
     config = ["--config", str(ROOT / "pyproject.toml")]
     for command in (["format", "--check"], ["check"]):
         out = subprocess.run(
@@ -162,7 +163,7 @@ def test_badges_of_generated_labs_open_the_lab_not_the_solution():
     for lab in sorted((ROOT / "labs").glob("*.ipynb")):
         source = nbformat.read(lab, as_version=4).cells[0].source
         assert "/solutions/" not in source
-        if colab.REPOSITORY:
+        if publish.REPOSITORY:
             assert f"/labs/{lab.name})" in source
 
 
@@ -222,7 +223,7 @@ def _run_install_block(monkeypatch, environ, colab_module, existing=(), effects=
         os.path, "exists", lambda p: p in exists if p.startswith("/content") else real_exists(p)
     )
     shell = FakeIPython({k: (lambda f=f: f(exists)) for k, f in (effects or {}).items()})
-    code = TransformerManager().transform_cell(colab.install_block())
+    code = TransformerManager().transform_cell(publish.cell_block())
     exec(code, {"get_ipython": lambda: shell})
     return shell.calls
 
@@ -266,11 +267,11 @@ def test_install_cell_stops_with_a_clear_error_when_the_set_up_failed(monkeypatc
 
 def test_install_cell_of_an_unpublished_course_takes_it_from_google_drive(unpublished):
     # Run end to end under a fake Colab in tests/test_colab_drive.py; here: what it is made of.
-    block = colab.install_block()
+    block = publish.cell_block()
     assert 'drive.mount("/content/drive")' in block and "git clone" not in block
-    assert f"%run /content/{colab.BOOT_NAME} drive --version {colab.VERSION} --content" in block
+    assert f"%run /content/{colab.BOOT_NAME} drive --version {publish.VERSION} --content" in block
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-    assert version == colab.VERSION
+    assert version == publish.VERSION
 
 
 def test_install_cell_of_an_unpublished_course_does_nothing_elsewhere(monkeypatch, unpublished):
@@ -287,8 +288,8 @@ def test_the_install_cell_stops_with_its_message_and_no_traceback(monkeypatch, c
     cell (IPython asks the exception for ``_render_traceback_``)."""
     from IPython.core.interactiveshell import InteractiveShell
 
-    monkeypatch.setattr(colab, "REPOSITORY", "me/course" if state == "published" else None)
-    monkeypatch.setattr(colab, "REF", "v1.0" if state == "published" else None)
+    monkeypatch.setattr(publish, "REPOSITORY", "me/course" if state == "published" else None)
+    monkeypatch.setattr(publish, "REF", "v1.0" if state == "published" else None)
     for key, value in ON_COLAB.items():
         monkeypatch.setenv(key, value)
     fake = types.ModuleType("google.colab")
@@ -298,7 +299,7 @@ def test_the_install_cell_stops_with_its_message_and_no_traceback(monkeypatch, c
     monkeypatch.setattr(shell, "system", lambda command: None)  # the clone: not here
     monkeypatch.setattr(shell, "run_line_magic", lambda name, line: None)  # %run: fails quietly
     try:
-        result = shell.run_cell(colab.install_block())
+        result = shell.run_cell(publish.cell_block())
     finally:
         InteractiveShell.clear_instance()
     shown = capsys.readouterr()
@@ -418,8 +419,8 @@ def test_make_installs_the_lock_for_the_driver(driver, lock):
 
 
 def test_no_driver_library_means_no_cuda_version():
-    assert colab.driver_cuda_version(names=("libcuda-does-not-exist.so",)) is None
-    assert colab.gpu_count(names=("libcuda-does-not-exist.so",)) == 0
+    assert driver_module.cuda_version(names=("libcuda-does-not-exist.so",)) is None
+    assert driver_module.gpu_count(names=("libcuda-does-not-exist.so",)) == 0
 
 
 def test_the_script_runs_with_the_standard_library_alone():
@@ -441,8 +442,8 @@ def _fake_colab(monkeypatch, tmp_path, driver, gpus, installed=None, pip=()):
     for key in [k for k in os.environ if k.startswith("KAGGLE_")]:
         monkeypatch.delenv(key)
     monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
-    monkeypatch.setattr(colab, "driver_cuda_version", lambda: driver)
-    monkeypatch.setattr(colab, "gpu_count", lambda: gpus)
+    monkeypatch.setattr(driver_module, "cuda_version", lambda: driver)
+    monkeypatch.setattr(driver_module, "gpu_count", lambda: gpus)
     monkeypatch.setattr(colab, "_installed", lambda: dict(installed or COLAB_PACKAGES))
     clone = tmp_path / "gpu-course"
     (clone / "requirements").mkdir(parents=True)
@@ -515,12 +516,12 @@ def test_install_does_nothing_outside_colab(monkeypatch, tmp_path):
 
 def test_readme_chapter_table_has_a_colab_column_from_the_repository_setting():
     text = (ROOT / "README.md").read_text()
-    assert colab.synced_readme(text) == text, "run `python -m gpu_utils.colab sync`"
-    rows = [line for line in text.splitlines() if colab._ROW.match(line)]
+    assert publish.synced_readme(text) == text, "run `python -m gpu_utils.colab sync`"
+    rows = [line for line in text.splitlines() if publish._ROW.match(line)]
     assert rows
     for row in rows:
-        chapter = colab._ROW.match(row).group(2)
-        assert row.endswith(f" | {colab.readme_cell(row)} |")
+        chapter = publish._ROW.match(row).group(2)
+        assert row.endswith(f" | {publish.readme_cell(row)} |")
         assert (ROOT / chapter).exists(), f"README links {chapter}, which does not exist"
 
 
@@ -528,10 +529,10 @@ def test_readme_cells_before_and_after_publishing(unpublished):
     row = (
         "| 01 | [01_why_gpus](notebooks/01_why_gpus.ipynb) | [l](labs/01_why_gpus_lab.ipynb) | x |"
     )
-    assert colab.readme_cell(row) == "[from Drive](#colab) until published"
-    assert colab.synced_readme(f"{row} once published |") == f"{row} {colab.README_PENDING} |\n"
-    colab.REPOSITORY, colab.REF = "me/course", "v1.0"
-    cell = colab.readme_cell(row)
+    assert publish.readme_cell(row) == "[from Drive](#colab) until published"
+    assert publish.synced_readme(f"{row} once published |") == f"{row} {publish.README_PENDING} |\n"
+    publish.REPOSITORY, publish.REF = "me/course", "v1.0"
+    cell = publish.readme_cell(row)
     assert "github/me/course/blob/v1.0/notebooks/01_why_gpus.ipynb" in cell
     assert "[lab](https://colab.research.google.com/github/me/course/blob/v1.0/labs/" in cell
 
@@ -547,14 +548,14 @@ line-length = 100
 
 
 def test_publishing_records_repository_and_tag_in_pyproject():
-    assert colab.published(PYPROJECT) == (None, None)
-    text = colab.with_publication(PYPROJECT, "me/course", "v1.0")
+    assert publish.published(PYPROJECT) == (None, None)
+    text = publish.with_publication(PYPROJECT, "me/course", "v1.0")
     data = tomllib.loads(text)
     assert data["project"]["urls"]["Repository"] == "https://github.com/me/course"
     assert data["tool"]["gpu-course"]["colab-ref"] == "v1.0"
-    assert colab.published(text) == ("me/course", "v1.0")
-    again = colab.with_publication(text, "me/other", "v1.1")
-    assert colab.published(again) == ("me/other", "v1.1")
+    assert publish.published(text) == ("me/course", "v1.0")
+    again = publish.with_publication(text, "me/other", "v1.1")
+    assert publish.published(again) == ("me/other", "v1.1")
     assert again.count("[project.urls]") == 1 and again.count("colab-ref") == 1
     tomllib.loads(again)
 
@@ -565,7 +566,7 @@ def test_publishing_records_repository_and_tag_in_pyproject():
 )
 def test_publishing_refuses_names_that_are_not_a_repository_and_a_tag(repository, ref):
     with pytest.raises(ValueError, match=r"--repository|--ref"):
-        colab.with_publication(PYPROJECT, repository, ref)
+        publish.with_publication(PYPROJECT, repository, ref)
 
 
 @pytest.mark.parametrize(
@@ -580,25 +581,25 @@ def test_publishing_refuses_names_that_are_not_a_repository_and_a_tag(repository
 def test_the_origin_remote_names_the_repository(tmp_path, remote, expected):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", remote], check=True)
-    assert colab.origin_repository(tmp_path) == expected
-    assert colab.origin_repository(tmp_path / "missing") is None
+    assert publish.origin_repository(tmp_path) == expected
+    assert publish.origin_repository(tmp_path / "missing") is None
 
 
 def test_publish_then_sync_a_scratch_tree(tmp_path, unpublished):
     tree = _tree(tmp_path, ("notebooks/00_start_here.ipynb",))
     subprocess.run(["git", "init", "-q", str(tree)], check=True)
     with pytest.raises(ValueError, match="give --repository"):
-        colab.publish(None, "v1.0", tree / "pyproject.toml")
+        publish.publish(None, "v1.0", tree / "pyproject.toml")
     subprocess.run(
         ["git", "-C", str(tree), "remote", "add", "origin", "git@github.com:me/course.git"],
         check=True,
     )
-    assert colab.publish(None, "v1.0", tree / "pyproject.toml") == ("me/course", "v1.0")
-    assert (colab.REPOSITORY, colab.REF) == ("me/course", "v1.0")
-    assert colab.sync(root=tree) == ["notebooks/00_start_here.ipynb"]
+    assert publish.publish(None, "v1.0", tree / "pyproject.toml") == ("me/course", "v1.0")
+    assert (publish.REPOSITORY, publish.REF) == ("me/course", "v1.0")
+    assert publish.sync(root=tree) == ["notebooks/00_start_here.ipynb"]
     nb = nbformat.read(tree / "notebooks/00_start_here.ipynb", as_version=4)
     assert "github/me/course/blob/v1.0/notebooks/00_start_here.ipynb" in nb.cells[0].source
-    readme = colab.synced_readme((tree / "README.md").read_text())
+    readme = publish.synced_readme((tree / "README.md").read_text())
     assert "github/me/course/blob/v1.0/" in readme and "until published" not in readme
 
 
@@ -677,3 +678,32 @@ def test_the_install_plan_on_colabs_package_set(driver):
         f"numba-cuda {pin}: cuDF (cudf-cu12) may not work in this runtime (the course does not "
         "use it)."
     ]
+
+
+def test_the_driver_is_probed_in_one_place():
+    """One driver probe (gpu_utils/driver.py): the mode, the doctor and the Colab install ask it."""
+    from gpu_utils import runtime
+
+    package = Path(colab.__file__).parent
+    probing = sorted(
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if "cuDriverGetVersion" in path.read_text() or "cuDeviceGetCount" in path.read_text()
+    )
+    assert probing == ["driver.py"]
+    assert runtime.probe_driver is driver_module.probe
+
+
+def test_a_bare_copy_of_colab_py_loads_the_probe_from_the_course_it_copied(tmp_path):
+    """The Drive set-up runs a copy of colab.py from /content, with no gpu_utils beside it: once the
+    course is copied, the install loads driver.py from that copy, by its path."""
+    import runpy
+
+    copy = tmp_path / ".gpu-course-boot.py"
+    copy.write_text(Path(colab.__file__).read_text())
+    boot = runpy.run_path(str(copy), run_name="boot")
+    probe = boot["_driver"](str(ROOT))
+    assert Path(probe.__file__) == ROOT / "gpu_utils" / "driver.py"
+    assert probe.cuda_version(names=("libcuda-does-not-exist.so",)) is None
+    with pytest.raises(FileNotFoundError, match=r"driver\.py"):
+        boot["_driver"](str(tmp_path / "no-course"))

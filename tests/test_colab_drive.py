@@ -1,7 +1,7 @@
 """The course on Colab before publication, end to end and offline: the real bundle
 (``python -m gpu_utils.colab bundle``) in a fake Google Drive (a fake ``google.colab`` whose
-``drive.mount`` links a local folder), the real install cell (``gpu_utils.colab.install_block``)
-run by IPython in a child Python, pip resolving against what is installed (``--no-index
+``drive.mount`` links a local folder), the real install cell (``gpu_utils.authoring.install_cell``,
+as ``publish.cell_block`` writes it) run by IPython in a child Python, pip resolving against what is installed (``--no-index
 --dry-run``: nothing downloaded, nothing changed), then chapter 03's first check in simulator mode
 from the copied course; and each way the set-up stops, with its message and no traceback.
 
@@ -24,7 +24,7 @@ import pytest
 
 from conftest import ROOT
 from gpu_utils import colab
-from gpu_utils.authoring import colab_bundle
+from gpu_utils.authoring import colab_bundle, publish
 
 pytest.importorskip("IPython", reason="the install cell is run by IPython, as on Colab")
 HAS_TORCH = importlib.util.find_spec("torch") is not None
@@ -117,12 +117,12 @@ class Colab:
 
     def cell(self) -> str:
         """The install cell as the notebooks carry it before publication, with /content here."""
-        saved = colab.REPOSITORY, colab.REF
-        colab.REPOSITORY = colab.REF = None
+        saved = publish.REPOSITORY, publish.REF
+        publish.REPOSITORY = publish.REF = None
         try:
-            source = colab.install_block()
+            source = publish.cell_block()
         finally:
-            colab.REPOSITORY, colab.REF = saved
+            publish.REPOSITORY, publish.REF = saved
         assert source.count("/content") >= 5
         return source.replace("/content", str(self.content))
 
@@ -166,11 +166,11 @@ def _stopped_with(output: str, message: str) -> None:
 def test_the_bundle_is_one_folder_with_its_marker_and_what_a_learner_needs(course_zip):
     with zipfile.ZipFile(course_zip) as archive:
         names = archive.namelist()
-        top = f"gpu-course-{colab.VERSION}"
+        top = f"gpu-course-{publish.VERSION}"
         assert course_zip.name == f"{top}.zip"
         assert all(name.startswith(f"{top}/") for name in names)
         marker = json.loads(archive.read(f"{top}/{colab.COURSE_MARKER}"))
-    assert marker["name"] == "gpus-for-ml-course" and marker["version"] == colab.VERSION
+    assert marker["name"] == "gpus-for-ml-course" and marker["version"] == publish.VERSION
     is_ancestor = ["git", "merge-base", "--is-ancestor", marker["commit"], "HEAD"]
     assert subprocess.run(is_ancestor, cwd=ROOT).returncode == 0  # HEAD, or before a new commit
     inside = {name.split("/", 1)[1] for name in names}
@@ -198,7 +198,7 @@ def test_the_bundle_is_deterministic(tmp_path):
 
 def test_the_bundle_refuses_notebooks_out_of_step(monkeypatch):
     paths = colab_bundle.files()
-    monkeypatch.setattr(colab, "VERSION", "0.0.0-not-synced")  # as after a version bump
+    monkeypatch.setattr(publish, "VERSION", "0.0.0-not-synced")  # as after a version bump
     stale = colab_bundle.out_of_step(paths)
     assert stale == [p for p in paths if p.endswith(".ipynb")]
     with pytest.raises(ValueError, match=r"run `python -m gpu_utils.colab sync`"):
@@ -218,7 +218,7 @@ def test_the_bundle_command_line(tmp_path):
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == f"wrote {tmp_path / f'gpu-course-{colab.VERSION}.zip'}"
+    assert out.stdout.strip() == f"wrote {tmp_path / f'gpu-course-{publish.VERSION}.zip'}"
 
 
 def test_a_bundle_needs_a_git_clone(tmp_path):
@@ -260,7 +260,7 @@ def test_the_install_cell_installs_the_course_from_drive_and_a_check_passes(
     assert "AFTER-FINISHED" in output and "CHECK-PASSED" in output, output[-4000:]
     source = place / course_zip.name if form == "zip" else course
     source = runtime.content / "drive" / source.relative_to(runtime.drive)  # as the cell sees it
-    assert f"The course {colab.VERSION}, from {source}." in output
+    assert f"The course {publish.VERSION}, from {source}." in output
     # This machine has no GPU: a warning that says how to switch, not a stop.
     assert "has no GPU" in output and colab.SWITCH_TO_GPU in output
     assert "Traceback" not in output, output[-4000:]
@@ -328,7 +328,7 @@ def test_a_bundle_of_another_version_than_the_notebook_stops_the_cell(course_zip
     runtime = Colab(tmp_path)
     _with_version(_unzip(course_zip, runtime.my_drive), "9.9.9")
     output = runtime.run()
-    _stopped_with(output, f"This notebook belongs to version {colab.VERSION} of the course")
+    _stopped_with(output, f"This notebook belongs to version {publish.VERSION} of the course")
     assert "is version 9.9.9" in output and "File > Open notebook > Google Drive" in output
 
 

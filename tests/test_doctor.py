@@ -115,7 +115,7 @@ def test_a_driver_older_than_cuda_12_needs_an_update():
 
 
 def test_the_doctor_reports_a_simulated_mismatch(monkeypatch):
-    monkeypatch.setattr(doctor.colab, "driver_cuda_version", lambda: (12, 4))
+    monkeypatch.setattr(doctor.cuda_driver, "cuda_version", lambda: (12, 4))
     monkeypatch.setattr(doctor, "wheel_cuda", lambda: {"cupy-cuda13x": 13})
     report = doctor.diagnose()
     assert not report["ok"] and report["driver_cuda"] == "12.4"

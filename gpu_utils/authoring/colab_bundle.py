@@ -18,6 +18,7 @@ import zipfile
 from pathlib import Path
 
 from .. import colab
+from . import publish
 
 #: What a learner gets: folders and files of the repository, tracked by git.
 CONTENTS = ("notebooks", "labs", "gpu_utils", "requirements", "pyproject.toml", "README.md")
@@ -49,7 +50,7 @@ def files(root: Path = colab.ROOT) -> list[str]:
 def marker(root: Path = colab.ROOT, paths: list[str] | None = None) -> dict:
     """The bundle's ``gpu-course.json``: what course, which version, from which commit."""
     text = (root / "pyproject.toml").read_text()
-    name, version = colab._value(text, "project", "name"), colab.project_version(text)
+    name, version = publish._value(text, "project", "name"), publish.project_version(text)
     if not name or not version:
         raise ValueError("pyproject.toml has no [project] name and version: cannot name the bundle")
     commit, date = _git(root, "log", "-1", "--format=%H %cI").split()
@@ -66,9 +67,9 @@ def marker(root: Path = colab.ROOT, paths: list[str] | None = None) -> dict:
 
 def out_of_step(paths: list[str], root: Path = colab.ROOT) -> list[str]:
     """The bundled notebooks whose badge, metadata or install cell is not what
-    ``python -m gpu_utils.colab sync`` writes (:func:`colab.stale`): their cell would look for
+    ``python -m gpu_utils.colab sync`` writes (:func:`publish.stale`): their cell would look for
     another version of the course than the bundle's."""
-    return colab.stale([root / p for p in paths if p.endswith(".ipynb")], root)
+    return publish.stale([root / p for p in paths if p.endswith(".ipynb")], root)
 
 
 def bundle(out: Path, root: Path = colab.ROOT, check_notebooks: bool = True) -> Path:
