@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 from nbconvert import SlidesExporter
 
-from gpu_utils.colab import is_badge_cell
+from gpu_utils.authoring.publish import is_badge_cell
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A chapter's file name: two digits, an optional letter (``08b_pytorch_primer``), the topic.

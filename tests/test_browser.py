@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from gpu_utils.colab import BLOCK_HEADER
+from gpu_utils.authoring.install_cell import BLOCK_HEADER
 
 CHROMIUM = os.environ.get("GPU_COURSE_CHROMIUM", "/usr/bin/chromium")
 SHOTS = ROOT / "build" / "browser-test"
