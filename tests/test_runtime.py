@@ -100,7 +100,11 @@ def test_runtime_depends_on_nothing_in_the_package():
         if isinstance(function, ast.FunctionDef) and function.name == "patch_triton_launch"
         for node in ast.walk(function)
     }
-    relative = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level]
+    relative = [
+        (node.module, [alias.name for alias in node.names])
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.level
+    ]
     named = [
         (alias.name, id(node) in lazy)
         for node in ast.walk(tree)
@@ -108,7 +112,19 @@ def test_runtime_depends_on_nothing_in_the_package():
         for alias in node.names
         if (getattr(node, "module", None) or alias.name).startswith("gpu_utils")
     ]
-    assert relative == [] and named == [("OutOfBounds", True), ("guarded", True)]
+    # the one exception: the driver probe, a leaf of the standard library only (below)
+    assert relative == [("driver", ["probe"])]
+    assert named == [("OutOfBounds", True), ("guarded", True)]
+    driver = ast.parse(inspect.getsource(gu.driver))
+    imported = [
+        name
+        for node in ast.walk(driver)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for name in (
+            [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+        )
+    ]
+    assert sorted(imported) == ["__future__", "ctypes"]
 
 
 def test_the_banner_lives_with_the_device_description():
