@@ -452,6 +452,9 @@ def _out_of_bounds(spans, filename, access, addresses, itemsize, program, call) 
         rows, columns = np.divmod(offsets, span.strides[0])
         if span.strides[1] == 1 and ((columns >= span.sizes[1]) & (rows < span.sizes[0])).all():
             gap = (span.strides[0], span.sizes[1])
+            # every element just past the end of the row the program's index names: its row
+            # start is right, its columns ran past the row's length
+            own_row = bool(program) and (rows == int(program[0])).all()
     else:
         text += ", which are not elements of it."
     text += " The checker stopped the kernel there: on a GPU this " + (
@@ -467,6 +470,7 @@ def _out_of_bounds(spans, filename, access, addresses, itemsize, program, call) 
     error.offsets = tuple(int(o) for o in np.unique(offsets)[:4096])
     error.program = tuple(int(i) for i in program)
     error.gap = locals().get("gap")
+    error.own_row = bool(locals().get("own_row"))
     error.per_program = _per_program(span, offsets, program)
     error.access = access
     error.unbounded = call.unbounded if call is not None else ()
@@ -849,12 +853,25 @@ def explain(error: BaseException, filename: str) -> LaunchError:
         and not getattr(cause, "foreign", None)
     ):
         stride, length = cause.gap
+        if getattr(cause, "own_row", False):
+            hint = (
+                f"each of those elements lies just past the end of the program's own row "
+                f"(row {cause.program[0]}): the row starts in the right place, but its "
+                f"columns ran past the row's length, {length}, into the gap before the next "
+                f"row (`{cause.tensor}` is a strided view whose rows are {stride} elements "
+                "apart). The mask must stop the columns at the row's length, `cols < n_cols`, "
+                "not at its stride."
+            )
+        else:
+            hint = (
+                f"those elements lie between the rows of `{cause.tensor}`, a strided view whose "
+                f"rows are {stride} elements apart but {length} long: a row starts at "
+                f"`{cause.tensor} + row * <its row stride argument>` (not `row * n_cols`)."
+            )
         return LaunchError(
             "out_of_bounds",
             cause.text,
-            f"those elements lie between the rows of `{cause.tensor}`, a strided view whose "
-            f"rows are {stride} elements apart but {length} long: a row starts at "
-            f"`{cause.tensor} + row * <its row stride argument>` (not `row * n_cols`).",
+            hint,
             cause.line,
             cause.source,
             cause.tensor,

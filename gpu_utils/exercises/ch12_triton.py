@@ -172,6 +172,30 @@ def _add_hint(case: TritonCase, mismatch: Mismatch) -> str:
             f"your sums are what {precision} inputs give: add x and y in their own dtype, "
             f"float32, without casting them to {precision}."
         )
+    sums = x + y
+    lanes = np.flatnonzero(written[:block])
+    if lanes.size and not written[block:].any():
+        others = [sums[j * block : (j + 1) * block] for j in range(1, -(-sums.size // block))]
+        sources = []  # for each written lane, the last later block whose sum it holds
+        for i in lanes:
+            found = [
+                j
+                for j, other in enumerate(others, 1)
+                if i < other.size and np.isclose(got[i], other[i], rtol=1e-5, atol=1e-6)
+            ]
+            if not found:
+                break
+            sources.append(found[-1])
+        else:
+            j = sources[0]
+            return (
+                f"only elements 0 to {block - 1} were written, and they hold the sums of later "
+                f"blocks, lane by lane (element {lanes[0]} holds the sum of element "
+                f"{j * block + int(lanes[0])}, program {j}'s): every program loaded its own "
+                "block but stored into the first one. Store with the same offsets you load "
+                "with, `tl.store(out_ptr + offsets, ...)`, `offsets = pid * BLOCK_SIZE + "
+                "tl.arange(0, BLOCK_SIZE)`."
+            )
     if _close(got[:block], (x + y)[:block]) and not _close(got, x + y):
         return (
             "the first block is right and later ones are not: the offsets must include the "
@@ -273,6 +297,10 @@ def _online_patterns(x: np.ndarray, block: int) -> dict[str, np.ndarray]:
         missing = block - chunk.shape[1]
         lanes = np.exp(chunk - m).sum(axis=1, keepdims=True)
         padded += lanes + missing * np.exp(np.minimum(0.0 - m, 700))
+    lane_sums = np.zeros((rows, block))
+    for start in range(0, cols, block):
+        chunk = np.exp(x64[:, start : start + block] - m)
+        lane_sums[:, : chunk.shape[1]] += chunk
     first = x64[:, :block]
     m1 = first.max(axis=1, keepdims=True)
     last = x64[:, (cols - 1) // block * block :]
@@ -289,6 +317,9 @@ def _online_patterns(x: np.ndarray, block: int) -> dict[str, np.ndarray]:
             "unscaled": np.exp(x64 - m) / unscaled,
             "padded": np.exp(x64 - m) / padded,
             "unnormalised": np.exp(x64 - m),
+            # a sum kept per lane and never reduced: each element over its own lane's sum (the
+            # row's elements at the same position of every block)
+            "per_lane": np.exp(x64 - m) / lane_sums[:, np.arange(cols) % block],
         }
     return {k: v.astype(np.float32) for k, v in patterns.items()}
 
@@ -412,6 +443,47 @@ def _softmax_infinite(case: TritonCase, probe) -> str:
     return ""
 
 
+def _row_start(case: TritonCase, mismatch: Mismatch, right: np.ndarray) -> str:
+    """For a kernel of one program per row whose output rows are ``right``: the hint when the
+    stored values are right rows placed at the wrong start, program r's row at ``out_ptr + r *
+    k`` for a k other than the output's row stride (the programs run in order, so a later row
+    overwrites an earlier one where they overlap, as in Triton's interpreter). "" otherwise."""
+    rows, cols = right.shape
+    stride = int(case.args["out_row_stride"])
+    block = int(case.constexprs.get("BLOCK_SIZE", 0))
+    candidates = {
+        1: "`out_ptr + row`, one element per row",
+        0: "`out_ptr` itself, every row at the start",
+        int(case.args.get("x_row_stride", stride)): "the input's row stride, `x_row_stride`",
+        block: "`BLOCK_SIZE`",
+    }
+    got = mismatch.got.reshape(-1)
+    for k, what in candidates.items():
+        if k == stride or (k == block and not k):
+            continue
+        placed = np.full(got.size, np.nan, dtype=np.float64)
+        for r in range(rows):
+            start = r * k
+            stop = min(start + cols, got.size)
+            if stop > start:
+                placed[start:stop] = right[r, : stop - start]
+        if np.array_equal(np.isnan(placed), np.isnan(got)) and _close(
+            got[~np.isnan(got)], placed[~np.isnan(placed)], rtol=1e-3, atol=1e-5
+        ):
+            return (
+                f"the values you stored are right rows in the wrong places: program r stored "
+                f"its row at `out_ptr + r * {k}` ({what}), so "
+                + (
+                    "the rows overlap, each one overwriting part of the row before, "
+                    if 0 <= k < cols
+                    else "the rows land at the wrong offsets, "
+                )
+                + f"and part of `out` is never written. Row r of `out` starts at `out_ptr + "
+                f"r * out_row_stride` ({stride} here): use the output's own row stride."
+            )
+    return ""
+
+
 def _softmax_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
     kind, got = case.extra["kind"], mismatch.got
     if _nonfinite(mismatch) and kind == "negative":
@@ -425,6 +497,9 @@ def _softmax_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
             "rows with values up to 100 came out inf or NaN: exp(100) overflows float32; "
             "subtract the row's running maximum before `tl.exp` (exp(x - m))."
         )
+    placed = _row_start(case, mismatch, _softmax_np(case.extra["x"]))
+    if placed:
+        return placed
     if case.extra["strided"]:
         return (
             "only the case where x is a strided view is wrong: a row starts at "
@@ -452,6 +527,14 @@ def _softmax_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
         )
     if _close(got, patterns["unnormalised"], rtol=1e-4, atol=1e-6):
         return "divide exp(x - m) by the row's sum before storing it."
+    if _close(got, patterns["per_lane"], rtol=1e-4, atol=1e-6):
+        return (
+            f"each element is divided by the sum over its own lane only (the row's elements at "
+            f"the same position of every block of {case.extra['block']}), not by the row's "
+            "total: your running sum is a block of BLOCK_SIZE partial sums that is never "
+            "added up. Reduce it, `s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), "
+            "axis=0)`, so that s is one number per row."
+        )
     if _close(got, patterns["first_block"], rtol=1e-4, atol=1e-6):
         return (
             "your output is normalised with the maximum and sum of the first BLOCK_SIZE "
@@ -738,6 +821,9 @@ def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
             "every program handled row 0. The grid is one program per row along axis 0, so "
             "the row is `tl.program_id(0)` (axis 1 is always 0 on a one-dimensional grid)."
         )
+    placed = _row_start(case, mismatch, _layernorm_np(x, w, b, eps=case.extra.get("eps", EPS)))
+    if placed:
+        return placed
     if kind == "eps":  # the last case: every case before it, with eps = EPS, was right
         eps = case.extra["eps"]
         if _close(got, _layernorm_np(x, w, b, eps=EPS), rtol=1e-4, atol=1e-4):
@@ -1099,6 +1185,19 @@ def _matmul_k_steps(case: TritonCase, mismatch: Mismatch) -> str:
                         "`tl.dot(a, b)` to the accumulator."
                     )
                 )
+    for prefix in range(bk + 1, k_total):  # the first columns of K only, cut inside a block
+        if prefix % bk and _close(got, act(a[:, :prefix] @ b[:prefix]), rtol=1e-3, atol=1e-3):
+            # two programs give this (a mask that subtracts k from global offsets, a loop that
+            # starts after 0 with pointers from block 0): the hint says what c is, and both
+            return (
+                f"your c is the product over the first {prefix} of K's {k_total} columns only, "
+                f"`a[:, :{prefix}] @ b[:{prefix}, :]` {said}: columns {prefix} to {k_total - 1} "
+                "never reach the accumulator. Two things give this: a K mask that cuts a later "
+                "step short (with global offsets `offs_k = k + tl.arange(0, BLOCK_K)` the mask is "
+                "`offs_k < K`; with `offs_k = tl.arange(0, BLOCK_K)` and pointers that move, it "
+                "is `offs_k < K - k`, never both), or a K loop that does not start at 0 "
+                "(`for k in range(0, K, BLOCK_K)`)."
+            )
     for lo in range(bk, k_total, bk):  # a loop over k from lo, the pointers from block 0
         for hi in range(lo + bk, k_total + bk, bk):
             ks = list(range(lo, min(hi, k_total), bk))

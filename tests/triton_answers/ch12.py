@@ -1247,7 +1247,7 @@ ANSWERS["triton_matmul"] += [
     wrong(
         "k_loop_from_second_block",
         "formula",
-        ("K loop over k = 32, 64", "the loop starts at k = 32"),
+        ("first 48 of K", "a K loop that does not start at 0"),
         edit(
             MATMUL,
             ("for k in range(0, K, BLOCK_K):", "for k in range(BLOCK_K, K, BLOCK_K):"),
