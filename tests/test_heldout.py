@@ -20,6 +20,7 @@ LABS = (
     "lab08b_r4",
     "lab08b_r5",
     "lab08b_r6",
+    "lab08b_r7",
     "lab10_planner",
     "lab10_planner_r2",
     "lab10_planner_r3",
@@ -41,6 +42,7 @@ LABS = (
     "lab12_triton_r6",
     "lab12_triton_r7",
     "lab12_triton_r8",
+    "lab12_triton_r9",
     "lab13_serving_r1",
     "lab13_serving_r2",
 )

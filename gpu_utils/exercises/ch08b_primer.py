@@ -37,6 +37,7 @@ observed and what to check.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import inspect
@@ -109,6 +110,10 @@ def _raised(exercise_id: str, error: BaseException, answer, hints) -> CheckResul
     text = _short(error)
     where = _learner_line(error, answer)
     what = f"Your function raised {type(error).__name__}{where}" + (f": {text}" if text else ".")
+    # the line's code, for hints that read it (a reduction without keepdim, ...); an exception
+    # type without a __dict__ keeps none
+    with contextlib.suppress(AttributeError):
+        error._course_where = where
     hint = hints(error, text)
     if isinstance(hint, tuple):  # (what the checker observed besides the error, hint)
         seen, hint = hint
@@ -260,6 +265,19 @@ def _step_exception_hint(error: BaseException, text: str) -> str:
             "is -100, its default; with another `ignore_index` (or a mask that leaves -100 in), "
             "-100 is read as a class id, out of range. Keep the default, or drop those positions "
             "before the loss."
+        )
+    longer = re.search(r"sequence of (\d+) tokens is longer than seq_len (\d+)", text)
+    if longer:
+        got, most = (int(g) for g in longer.groups())
+        joined = (
+            f" {got} = {got // most} x {most}: sequences joined end to end along the sequence axis."
+            if got % most == 0
+            else ""
+        )
+        return (
+            f"the model read sequences of {got} positions, and it takes at most {most}.{joined} "
+            "Tokens are (batch, seq): sequences (and micro-batches) are stacked along the batch, "
+            "`torch.cat(..., dim=0)`, or run through the model one micro-batch at a time."
         )
     if "backward through the graph a second time" in text:
         return "call `loss.backward()` once per step: the graph is freed after the first call."
@@ -704,6 +722,17 @@ def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[st
         if bool(torch.isin(used[real], targets[real]).all()):
             return other, OTHER_TARGETS
         return f"{pulls} towards a token that is not their target.", OTHER_TARGETS
+    share = onehot[real].sum(0) / max(1, int(real.sum()))  # each target's share of the batch
+    if int(real.sum()) > 1 and _near(pull[real], share.expand_as(pull[real]), 1.0):
+        return (
+            f"{nth}, the gradient at the logits pulls every position towards the same "
+            "distribution: each target's share of the whole batch. Each position was scored "
+            "against every target of the batch, not against its own.",
+            "score each position against its own target only: `F.cross_entropy(logits.flatten("
+            "0, 1), targets.flatten())`, or by hand `-logp.gather(-1, targets.unsqueeze(-1))` "
+            "(indexing `logp[..., targets]` with the whole targets tensor picks every target "
+            "at every position).",
+        )
     off = pull[real] * (1 - onehot[real])
     eps = float(off.sum(-1).mean()) * vocab / (vocab - 1)
     smoothed = (1 - eps) * onehot + eps / vocab
@@ -920,6 +949,16 @@ def _judge_step(
     got = _dense(at_step, expected)
     if _close(got, expected):
         return None
+    infinite = [n for n in expected if not torch.isfinite(got[n]).all()]
+    if infinite:
+        names = ", ".join(f"`{n}`" for n in infinite[:3]) + (", ..." if len(infinite) > 3 else "")
+        return (
+            f"In {nth}, the gradients `optimizer.step()` used hold inf or NaN (in {names}), so "
+            "the loss they came from was not a finite number.",
+            "a division by zero does this, or the log of 0: check every number you divide the "
+            "loss by (a count that can be 0? the real tokens are `(targets != -100).sum()`, "
+            "never 0 in a batch), and any log or exp of your own.",
+        )
     if left is not None and not _empty(left):
         previous = _dense(left, expected)
         if _close(got, {n: previous[n] + expected[n] for n in expected}):
@@ -1747,7 +1786,8 @@ class StageEvidence:
     #: "" or what the input equals: "x", "unaffine", "permuted", "shuffled", "shape",
     #: "plus_x" (the right input plus the block's input), "plus_ln1" (plus ln1(x)), or
     #: "isolated" (each position's input depends on its own token alone), "own_value" (and it
-    #: is that position's own v), "same_heads" (every head's slice holds the same numbers)
+    #: is that position's own v), "same_heads" (every head's slice holds the same numbers),
+    #: "residual" (x1 is one of RESIDUAL_RELATIONS, named by ``detail``)
     relation: str
     detail: str = ""
 
@@ -1876,6 +1916,55 @@ def _stage_evidence(
                 else:
                     relation = "isolated"
     return StageEvidence(name, _rows(got, expected), moved, others, relation, detail)
+
+
+#: What x1 (the input of ln2) is instead of x + attn.proj(y), when proj's input y is right.
+RESIDUAL_RELATIONS = {
+    "untransposed": (
+        "It equals x + y @ W + b with W = `block.attn.proj.weight` as stored: the projection "
+        "used its weight without the transpose `nn.Linear` applies.",
+        "apply the projection as the module does, `block.attn.proj(y)`, or by hand "
+        "`y @ W.T + b` (`F.linear(y, W, b)`): a Linear's weight is stored (out, in).",
+    ),
+    "from_ln1": (
+        "It equals ln1(x) + attn.proj(y): the residual added the normalised input.",
+        "the attention sub-layer adds its output to the block's input itself: "
+        "x1 = x + attn.proj(y), with x as it came in (not ln1(x)).",
+    ),
+    "no_proj": (
+        "It equals x + y: the heads' output was added without the output projection.",
+        "after merging the heads, apply the output projection: x1 = x + attn.proj(y).",
+    ),
+    "no_residual": (
+        "It equals attn.proj(y) alone: the block's input was not added back.",
+        "the attention sub-layer is residual: x1 = x + attn.proj(y).",
+    ),
+    "no_bias": (
+        "It equals x + y @ W.T without the projection's bias.",
+        "use `block.attn.proj(y)` (weight and bias) or `F.linear(y, W, b)`.",
+    ),
+}
+
+
+def _residual_relation(block, x, y, x1, normed) -> str:
+    """Which of :data:`RESIDUAL_RELATIONS` x1 equals, given x and proj's input y ("" none)."""
+    proj = block.attn.proj
+    if y.numel() != x.numel() or x1.numel() != x.numel():
+        return ""
+    y, x1 = y.reshape(x.shape).float(), x1.reshape(x.shape).float()
+    with torch.no_grad():
+        w, b = proj.weight, proj.bias
+        candidates = {
+            "untransposed": x + y @ w + b if w.shape[0] == w.shape[1] else None,
+            "from_ln1": (normed + proj(y)) if normed is not None else None,
+            "no_proj": x + y,
+            "no_residual": proj(y),
+            "no_bias": x + y @ w.T,
+        }
+    for key, value in candidates.items():
+        if value is not None and torch.allclose(x1, value, rtol=1e-4, atol=1e-5):
+            return key
+    return ""
 
 
 def _probe_block(block, **zero) -> gpt.Block:
@@ -2023,6 +2112,11 @@ def _block_evidence(answer, block, x, out, expected, shape, g) -> BlockEvidence:
                 )
                 if stage is not None:
                     break
+        # x1 wrong while proj's input is right: what the residual sum is instead
+        if stage is not None and stage.name == "ln2" and not stage.moved and "proj" in mine:
+            found = _residual_relation(block, x, mine["proj"], mine["ln2"], theirs.get("qkv"))
+            if found:
+                stage = StageEvidence("ln2", stage.rows, (), False, "residual", found)
         # ln2's first use wrong while fc1 received x1 itself: ln2 was moved after the MLP
         if stage is not None and stage.name == "ln2" and "fc1" in mine and "ln2" in theirs:
             fed = mine["fc1"]
@@ -2227,6 +2321,15 @@ def _block_hint(ev: BlockEvidence) -> tuple[str, str]:
                         "position also sees the next one.",
                         MASK_SHIFTED,
                     )
+                if st.other_sequences and not st.moved:  # across the batch, not ahead
+                    return (
+                        what + " Within a sequence no later token reached an earlier position: "
+                        "attention ran across the sequences of the batch.",
+                        "each sequence attends to its own tokens only: keep the batch axis apart "
+                        "from the sequence, scores of shape (batch, heads, seq, seq), and do not "
+                        "merge batch and sequence (`view(b * s, ...)`, a reshape that drops the "
+                        "batch axis) before the scores.",
+                    )
                 return what + " A later token reached them inside attention.", PARTIAL_LEAK
             if ev.single is False:
                 return what + " A one-position sequence is right.", LOOKS_AHEAD
@@ -2248,6 +2351,14 @@ def _block_hint(ev: BlockEvidence) -> tuple[str, str]:
             return (
                 f"({ev.shape}) `{call}` received {fed} itself, not normalised.{moved}{right}",
                 f"normalise first: `{call}(block.{norm}({fed}))`.",
+            )
+        if st.relation == "residual":
+            what, hint = RESIDUAL_RELATIONS[st.detail]
+            return (
+                f"({ev.shape}) the first place your forward goes wrong is the input of "
+                f"`{call}`, x1 = x + attn.proj(y), though `block.attn.proj`'s input y is right. "
+                f"{what}{right}",
+                hint,
             )
         if st.relation == "unaffine":
             norm = "ln1" if st.name == "qkv" else "ln2"
@@ -2363,6 +2474,17 @@ def _block_exception_hint(error: BaseException, text: str) -> str:
         and any(w in text for w in ("view", "reshape", "size", "int"))
     ):
         return D_HEAD_INT
+    line = getattr(error, "_course_where", "")
+    reduction = re.search(
+        r"\.(sum|mean|max|amax|min|amin|logsumexp|norm|std|var)\((?![^)]*keepdim)", line
+    )
+    if isinstance(error, RuntimeError) and "must match the size" in text and reduction:
+        return (
+            f"the `.{reduction.group(1)}(...)` on this line drops the dimension it reduces (a "
+            "(batch, heads, seq, seq) block of scores becomes (batch, heads, seq)), so its "
+            "result no longer lines up with the tensor it is combined with. Keep that "
+            f"dimension: `.{reduction.group(1)}(dim=-1, keepdim=True)`."
+        )
     if isinstance(error, RuntimeError) and any(t in text for t in shapes):
         return HEADS_SHAPE
     if isinstance(error, ValueError) and "values to unpack (expected 3)" in text:
@@ -2763,6 +2885,8 @@ def _sequence_weights(k, model, micro, got, expected) -> tuple[str, str] | None:
         return None
     matrix = torch.stack(columns, dim=1)
     target = torch.cat([got[a].flatten() for a in names]).double()
+    if not (torch.isfinite(matrix).all() and torch.isfinite(target).all()):
+        return None  # inf or NaN: no weights to fit (LAPACK rejects them); said elsewhere
     weights = torch.linalg.lstsq(matrix, target.unsqueeze(1)).solution[:, 0]
     fitted = (matrix @ weights).float()
     sizes = [expected[a].numel() for a in names]
