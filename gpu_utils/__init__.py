@@ -127,9 +127,9 @@ ALIASES = {
 
 
 class _OldNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """``import gpu_utils.<name>`` for a name of :data:`ALIASES` (a notebook's ``from
-    gpu_utils.specs import H100_SXM``, a learner's saved lab): the module in its subpackage, the
-    same module object. Last in ``sys.meta_path``, so it answers only names no file answers."""
+    """``import gpu_utils.<name>`` for a name of :data:`ALIASES` (a lab's ``from gpu_utils.specs
+    import A100_DEVICE_QUERY``, a learner's saved lab): the module in its subpackage, the same
+    module object. Last in ``sys.meta_path``, so it answers only names no file answers."""
 
     def find_spec(self, fullname, path=None, target=None):
         package, _, name = fullname.rpartition(".")

@@ -18,8 +18,8 @@ Usage: nothing to call in a notebook. After ``import gpu_utils`` in simulator mo
             out[i // 32] = v
 
 ``install()`` adds them to the simulator (idempotent; ``gu.trace`` and the checkers call it);
-``install_when_numba_loads()``, called by ``import gpu_utils`` in simulator mode, defers that until
-numba's simulator is first imported, so importing gpu_utils stays cheap.
+``import gpu_utils`` in simulator mode defers that until numba's simulator is first imported (an
+import hook, :class:`gpu_utils.runtime.AfterImport`), so importing gpu_utils stays cheap.
 
 Semantics follow the PTX ISA (``shfl.sync``, ``vote.sync``, ``match.sync``, ``bar.warp.sync``)
 and the CUDA C++ Programming Guide ("Warp Shuffle Functions", "Warp Vote Functions"): a warp is 32
@@ -59,7 +59,6 @@ import sys
 import threading
 from dataclasses import dataclass, field
 
-from ..runtime import AfterImport
 from ._numba_sim import check_numba_cuda_version, require_simulator_internals
 
 __all__ = [
@@ -67,7 +66,6 @@ __all__ = [
     "WARP_SIZE",
     "WarpError",
     "install",
-    "install_when_numba_loads",
     "installed",
     "shuffle_source_lane",
 ]
@@ -611,7 +609,6 @@ INTRINSICS = {
 
 _install_lock = threading.Lock()
 _installed = False
-_SIMULATOR_KERNEL = "numba.cuda.simulator.kernel"
 #: Numba's own simulator versions of the intrinsics replaced here (the tests' oracle).
 NUMBA_SIMULATOR_INTRINSICS: dict[str, object] = {}
 
@@ -657,8 +654,3 @@ def install() -> bool:
         thread_class.run = run
         _installed = True
         return True
-
-
-def install_when_numba_loads() -> None:
-    """Install the intrinsics now if numba's simulator is loaded, else as soon as it is."""
-    AfterImport.install(_SIMULATOR_KERNEL, lambda module: install())
