@@ -78,6 +78,13 @@ def _text() -> str:
     return training.corpus()
 
 
+def _fix_text() -> str:
+    """The text the fix's check trains on: half of the chapter's corpus (the documents of the
+    first half of its modules), so that a train(text, steps) that reads T.corpus() instead of
+    its argument trains on windows the text it was given does not hold."""
+    return training.corpus(training.MODULES[: len(training.MODULES) // 2])
+
+
 def _call(exercise_id: str, function, *args):
     """(value, None), or (None, CheckResult) when the learner's function raised."""
     try:
@@ -106,6 +113,17 @@ def _error_hint(text: str) -> str:
             "the loss carries no autograd graph: the training forward pass ran under "
             "`torch.no_grad()` (or inference mode), or the loss was detached. Keep the forward "
             "and the loss outside `no_grad`; only autocast wraps them."
+        )
+    if "optimizer got an empty parameter list" in text:
+        return (
+            "the optimizer received no parameters. `model.parameters()` is a generator: once "
+            "something has iterated over it (a count, a loop), it is empty. Pass "
+            "`model.parameters()` afresh, or make a list of them once and use that list."
+        )
+    if "zero-dimensional tensor" in text and "cannot be concatenated" in text:
+        return (
+            "each step's loss is a 0-d tensor, which `torch.cat` cannot join: stack them, "
+            "`torch.stack(losses).tolist()`."
         )
     if "'indices'" in text and "Long, Int" in text:  # an embedding given non-integer ids
         return (
@@ -611,7 +629,7 @@ class _Probes(_SyncCounter):
                 os.getpid() == probes._pid
                 and probes.models > 0
                 and isinstance(text, str)
-                and len(text) >= len(_text()) // 2
+                and len(text) >= len(_fix_text()) // 2
             ):
                 probes.encoded += 1
             return encode(text, *args, **kwargs)
@@ -760,7 +778,7 @@ def _first_weights(answer) -> list[torch.Tensor] | None:
 
     handle = register_optimizer_step_pre_hook(before)
     try:
-        answer(_text(), FIX_STEPS)
+        answer(_fix_text(), FIX_STEPS)
     except _Enough:
         pass
     except Exception:
@@ -778,7 +796,7 @@ def _target_problem(exercise_id: str, probes: _Probes) -> CheckResult | None:
     if x.dim() != 2 or x.shape[1] < 2:
         return None
     if bool(torch.equal(y[:, :-1], x[:, 1:])):
-        text = _text().encode("utf-8")  # the bytes training.encode makes tokens of
+        text = _fix_text().encode("utf-8")  # the bytes training.encode makes tokens of
         width = x.shape[1]
         for row in range(x.shape[0]):  # the last target: the token after the window
             starts = _window_starts(text, x[row])
@@ -815,6 +833,88 @@ def _target_problem(exercise_id: str, probes: _Probes) -> CheckResult | None:
     )
 
 
+def _text_problem(exercise_id: str, probes: _Probes) -> CheckResult | None:
+    """The windows of the first ``model(x, y)`` against the text train was given: their
+    length, and whether they come from that text (or from the chapter's whole corpus)."""
+    if probes.targets is None:
+        return None
+    x, _ = probes.targets
+    if x.dim() != 2:
+        return None
+    if x.shape[1] != cp.SEQ_LEN:
+        return failed(
+            exercise_id,
+            f"Your first `model(x, y)` got {x.shape[0]} windows of {x.shape[1]} tokens "
+            f"({x.numel()} tokens); the script trains on windows of capstone_profile.SEQ_LEN = "
+            f"{cp.SEQ_LEN} tokens ({cp.BATCH} of them, {cp.BATCH * cp.SEQ_LEN} tokens, per step)"
+            + (
+                (
+                    f": position {cp.SEQ_LEN - 1} of the model's context never trains."
+                    if x.shape[1] == cp.SEQ_LEN - 1
+                    else f": positions {x.shape[1]} to {cp.SEQ_LEN - 1} of the model's context "
+                    "never train."
+                )
+                if x.shape[1] < cp.SEQ_LEN
+                else "."
+            ),
+            "change only how the script runs, not what it computes: windows of SEQ_LEN tokens, "
+            "`T.get_batch(data, BATCH, SEQ_LEN, generator)` (batch size first, then the window's "
+            "length).",
+        )
+    given = _fix_text().encode("utf-8")
+    foreign = [row for row in x if not _window_starts(given, row)]
+    whole = training.corpus().encode("utf-8")
+    if foreign and all(_window_starts(whole, row) for row in foreign):
+        return failed(
+            exercise_id,
+            f"{len(foreign)} of the {x.shape[0]} windows your first `model(x, y)` trained on are "
+            "not in the text train(text, steps) was given (the check passes half of the "
+            "chapter's corpus), and every one of them is in the chapter's whole corpus, "
+            "`T.corpus()`.",
+            "train on the `text` argument: `data = T.encode(text)`, not `T.corpus()`.",
+        )
+    return None
+
+
+def _returned_losses(
+    exercise_id: str, losses: list[float], seen: list[float]
+) -> CheckResult | None:
+    """The losses returned against the loss each training ``model(x, y)`` returned, when they
+    differ other than by one factor (told before this): a running average, a loss computed
+    again after the step, ..."""
+    if len(seen) != len(losses) or not all(math.isfinite(v) for v in losses):
+        return None
+    off = [
+        i
+        for i, (a, b) in enumerate(zip(losses, seen, strict=True))
+        if not math.isclose(a, b, rel_tol=2e-3)
+    ]
+    if not off:
+        return None
+    i = off[0]
+    what = (
+        f"The losses you return are not the losses your training forwards computed: at step "
+        f"{i + 1} you return {losses[i]:.4g}, and the `model(x, y)` that step back-propagated "
+        f"returned {seen[i]:.4g}."
+    )
+    smooth = [seen[0]]
+    for v in seen[1:]:
+        smooth.append(smooth[-1] * 0.9 + v * 0.1)
+    if i > 0 and all(math.isclose(a, b, rel_tol=2e-3) for a, b in zip(losses, smooth, strict=True)):
+        what += " They are a running average of those losses (0.9 x the previous + 0.1 x new)."
+    elif all(a < b for a, b in zip(losses, seen, strict=True)):
+        what += (
+            " Every value you return is below it: a loss measured after the step (a second "
+            "forward once the weights moved)?"
+        )
+    return failed(
+        exercise_id,
+        what,
+        "return each step's own loss as its forward computed it: keep `loss.detach()` of the "
+        "loss you call backward on, and return those, with no smoothing and no second forward.",
+    )
+
+
 def _setting(value):
     """An optimizer setting as a plain value (a tensor lr or betas as numbers)."""
     if isinstance(value, torch.Tensor):
@@ -843,7 +943,7 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
     stopped = False
     with probes:
         try:
-            value, problem = _call(exercise_id, answer, _text(), FIX_STEPS)
+            value, problem = _call(exercise_id, answer, _fix_text(), FIX_STEPS)
         except _Enough:
             value, problem, stopped = None, None, True
     if problem is not None:
@@ -886,6 +986,8 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
         return problem
     if (problem := _target_problem(exercise_id, probes)) is not None:
         return problem
+    if (problem := _text_problem(exercise_id, probes)) is not None:
+        return problem
     seen = [float(t.float()) for t in probes.model_losses]
     if (
         len(seen) == FIX_STEPS
@@ -916,6 +1018,8 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
                 "the model's loss is already the mean over every token of the batch: back-propagate "
                 "and return it as it is.",
             )
+    if (problem := _returned_losses(exercise_id, losses, seen)) is not None:
+        return problem
     params = [p for o in probes.optimizers.values() for g in o.param_groups for p in g["params"]]
     cast = sorted({str(p.dtype).replace("torch.", "") for p in params} - {"float32"})
     if cast:
@@ -1101,12 +1205,23 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
     altered = probes.altered()
     if altered is not None:
         step, factor = altered
-        how = (
-            f"all scaled by one common factor, {factor:.3g} (what clipping by norm does, "
-            "`clip_grad_norm_`)"
-            if factor is not None
-            else "changed by something other than one common factor (clipping by value?)"
-        )
+        power = None if factor is None or factor <= 0 else math.log2(factor)
+        if power is not None and power < -1 and abs(power - round(power)) < 1e-6:
+            # 1 / 2^k exactly: a loss scale undone before the step (GradScaler starts at 2^16)
+            how = (
+                f"all divided by {2 ** -round(power):.0f} = 2^{-round(power)} exactly: the loss "
+                "was multiplied by a power-of-two scale before `backward()` and the gradients "
+                "unscaled before the step, as `torch.amp.GradScaler` does (it starts at 2^16). "
+                "Loss scaling is for float16; bf16 has fp32's range and needs none, and the "
+                "scaler reads its inf check back to the host at every step"
+            )
+        elif factor is not None:
+            how = (
+                f"all scaled by one common factor, {factor:.3g} (what clipping by norm does, "
+                "`clip_grad_norm_`)"
+            )
+        else:
+            how = "changed by something other than one common factor (clipping by value?)"
         return failed(
             exercise_id,
             f"At optimizer step {step}, the gradients the step used are not those its "
