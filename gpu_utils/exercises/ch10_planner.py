@@ -2208,6 +2208,10 @@ STEP_KNOWN = {
         # the fp32 (non-tensor-core) peak in place of bf16's (TF32's, 2x, is left out: a factor
         # of 2 on compute has other causes)
         (_SPEC.bf16_dense_flops / _SPEC.fp32_flops, "fp32_peak"),
+        # the time at peak multiplied by MFU = 0.5 instead of divided by it: 0.5 x 0.5
+        (0.25, "mfu_times"),
+        # the batch's FLOPs divided by the GPU count on top of the whole cluster's peak
+        (1 / (JOB["gpus_per_node"] * JOB["nodes"]), "gpus_twice"),
     ),
     "tensor-parallel all-reduces": ((0, "no_tp"), (LINK_RATIO, "link")),
     "data-parallel traffic": (
@@ -2249,6 +2253,16 @@ STEP_HINTS = {
         "MFU = 0.5 applies to the bf16 dense peak "
         f"({flops.peak_flops(JOB['gpu']) / 1e12:.0f} TFLOP/s, gu.flops.peak_flops(gpu)), "
         f"{_SPEC.bf16_dense_flops / _SPEC.fp32_flops:.1f}x the fp32 one."
+    ),
+    "mfu_times": (
+        "as the time at peak multiplied by MFU = 0.5: MFU is the share of the peak the "
+        "matmuls reach, so the compute time is FLOPs / (peak x 0.5), twice the time at peak, "
+        "not half of it."
+    ),
+    "gpus_twice": (
+        f"as with the batch's FLOPs divided by the {JOB['gpus_per_node'] * JOB['nodes']} GPUs "
+        "twice: gu.flops.peak_flops(gpu, n_gpus=...) is already the whole cluster's peak, so "
+        "divide the batch's FLOPs by it once (or by one GPU's peak x the GPU count)."
     ),
     "fp8_peak": (
         "as at a peak twice bf16's, FP8's (gu.flops.peak_flops(gpu, \"fp8\")): the job's "
@@ -2746,20 +2760,34 @@ def _vs_best_hint(ratio: float | None, expected: float, x: parallelism.Layout) -
     if ratio is not None:
         ranked = parallelism.plan(model(), cluster(), JOB["global_batch_tokens"])
         unruled = next(r for r in ranked if r.fits)
+        best = planner_best()
         readings = {
             "inverse": 1 / expected,
             "excess": expected - 1,
             "percent": 100 * expected,
             "percent_excess": 100 * (expected - 1),
             "unruled": x.step_time / unruled.step_time,
+            "memory": x.memory_per_gpu / best.memory_per_gpu,
         }
-        for name, value in readings.items():
+        # the nearest reading within the tolerance: the first one within it took a memory
+        # ratio of 0.835 for the inverse of 1.08 (0.926), a wrong specific hint
+        near = [
+            (abs(ratio - value) / max(abs(value), 1e-9), name)
+            for name, value in readings.items()
             # relative: an excess of 0.08 read with a 0.02 floor took 0.058 (a ratio to the
             # slowest layout, in a held-out answer) for the excess, a wrong specific hint
-            if abs(ratio - value) <= max(RATIO_TOL * abs(value), 0.002) and not _close(
-                value, expected, RATIO_TOL
-            ):
-                return VS_BEST_READINGS[name]
+            if abs(ratio - value) <= max(RATIO_TOL * abs(value), 0.002)
+            and not _close(value, expected, RATIO_TOL)
+        ]
+        if near:
+            name = min(near)[1]
+            if name == "memory":
+                return (
+                    f"{ratio:.3g} is your layout's memory per GPU over the best layout's "
+                    f"({x.memory_per_gpu / GIB:.3g} / {best.memory_per_gpu / GIB:.3g} GiB): "
+                    "vs_best compares step times, your step time / the best's."
+                )
+            return VS_BEST_READINGS[name]
     return (
         "vs_best = your step time / the step time of the planner's best layout that keeps "
         "the lab's rules (the first fitting one of gu.parallelism.plan that does)."
@@ -2867,7 +2895,15 @@ def _check_defend(answer) -> CheckResult:
     if swapped is not None:
         return failed(eid, *swapped)
     if not _close(memory_gib, x.memory_per_gpu / GIB, MEMORY_TOL):
-        hint = _one_layout_hint(MEMORY, layout, memory_gib)
+        usable = (x.memory_per_gpu + x.margin) / GIB
+        if _close(memory_gib, x.memory_per_gpu / GIB / usable, MEMORY_TOL):
+            hint = (
+                f"{memory_gib:.3g} is the prediction as a share of the {usable:.0f} GiB usable "
+                f"({x.memory_per_gpu / GIB:.3g} / {usable:.0f}): memory_gib is the memory per "
+                "GPU itself, in GiB."
+            )
+        else:
+            hint = _one_layout_hint(MEMORY, layout, memory_gib)
         return failed(
             eid,
             f"memory_gib: yours {memory_gib:.3g} GiB, the planner's "
