@@ -212,11 +212,13 @@ def _fake_gpu_check(monkeypatch, gpu_message, passed=True):
     simulator's passes, the GPU's says ``gpu_message``."""
     import gpu_utils.exercises as ex
     from gpu_utils import runtime
-    from gpu_utils.exercises._registry import CheckResult
+    from gpu_utils.exercises._registry import failed
+    from gpu_utils.exercises._registry import passed as passing
 
+    said = gpu_message.split(". ", 1)[1]  # after "k: passed." or "k: not yet."
     replies = {
-        "simulator": CheckResult(True, "k: passed. Correct on 3 launches.", "k"),
-        "gpu": CheckResult(passed, gpu_message, "k"),
+        "simulator": passing("k", "Correct on 3 launches."),
+        "gpu": passing("k", said) if passed else failed("k", said),
     }
     exercise = type("E", (), {"id": "k", "kind": "kernel", "time_limit": 5.0})()
     monkeypatch.setattr(ex, "get", lambda exercise_id: exercise)

@@ -298,3 +298,28 @@ def test_rich_display_keeps_plain_text_for_terminals_and_nbval():
     html = result._repr_html_()
     assert "<code>i &lt; n</code>" in html and "&amp; more" in html
     assert "<strong>Hint:</strong>" in html and "<br>" in html
+
+
+def test_a_verdict_keeps_what_was_observed_and_the_hint_as_data():
+    """CheckResult carries its message's two parts (what the checker observed, the hint), across
+    the checker's process, so that no caller parses the message (issue 30, item 6)."""
+    from gpu_utils.exercises._registry import failed, passed
+
+    result = failed("some_id", "two of 8 elements are wrong.", "check the last block.")
+    assert (result.what, result.hint) == ("two of 8 elements are wrong.", "check the last block.")
+    assert (
+        result.message
+        == "some_id: not yet. two of 8 elements are wrong.\nHint: check the last block."
+    )
+    assert passed("some_id", "Correct on 3 sizes.").what == "Correct on 3 sizes."
+
+    @cuda.jit
+    def vector_add(a, b, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = a[i] - b[i]
+
+    result = gu.exercises.check("vector_add", vector_add)  # through the checker's process
+    assert not result.passed and result.what and result.hint
+    assert result.message == f"vector_add: not yet. {result.what}\nHint: {result.hint}"
+    assert "not yet" not in result.what and "Hint:" not in result.what

@@ -116,6 +116,9 @@ def key(answer: Blind) -> str:
 def test_a_held_out_answer_gets_its_verdict(answer: Blind):
     result = gu.exercises.check(answer.exercise_id, submitted(answer))
     assert not leaks(result.message), result.message
+    # the verdict's parts as data (issue 30, item 6): what was observed, and the hint
+    assert result.what and result.what in result.message, result.message
+    assert result.hint in result.message
     if key(answer) in DISPUTED:
         return
     assert result.passed == answer.correct, f"{answer.cause}\n{result.message}"

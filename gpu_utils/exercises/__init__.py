@@ -145,21 +145,25 @@ def check(exercise_id: str, answer: object, *, timeout: float | None = None) -> 
         if on_gpu.output:
             print(on_gpu.output, end="")
         if not on_gpu.passed:
-            text = on_gpu.message.replace(f"{exercise_id}: not yet.", "", 1).strip()
+            what = f"Correct on the simulator, but on the GPU: {on_gpu.what}"
             result = CheckResult(
                 False,
-                f"{exercise_id}: not yet. Correct on the simulator, but on the GPU: {text}",
+                f"{exercise_id}: not yet. {what}"
+                + (f"\nHint: {on_gpu.hint}" if on_gpu.hint else ""),
                 exercise_id,
                 output=result.output + on_gpu.output,
+                what=what,
+                hint=on_gpu.hint,
             )
         else:  # what the GPU run adds (a bandwidth measured, for instance) is shown too
-            text = on_gpu.message.replace(f"{exercise_id}: passed.", "", 1).strip()
+            text = on_gpu.what.strip()
             if text and text not in result.message:
                 result = CheckResult(
                     True,
                     f"{result.message}\nOn the GPU: {text}",
                     exercise_id,
                     output=result.output + on_gpu.output,
+                    what=f"{result.what}\nOn the GPU: {text}",
                 )
     return result
 

@@ -14,7 +14,7 @@ import time
 from multiprocessing.connection import Connection
 
 from .._child import start_child, stop_child
-from ._registry import CheckResult
+from ._registry import CheckResult, failed
 
 #: A check's limit is processor time; on the clock it may take this many times longer.
 #: (Here, not in ``_worker``: the package must not import the module that runs as ``-m``.)
@@ -94,13 +94,12 @@ def run_isolated(
                     # simulator under heavy load), not necessarily of the answer: run it again
                     # once in a fresh process before blaming the learner's code
                     continue
-                return CheckResult(
-                    False,
-                    f"{exercise_id}: not yet. The checker's process stopped while running your code "
-                    f"(exit code {code}). This usually means a crash inside the kernel, such as an "
-                    "illegal memory access on the GPU.\nHint: check every index against its array's "
-                    "size, then run the check again.",
+                return failed(
                     exercise_id,
+                    f"The checker's process stopped while running your code (exit code {code}). "
+                    "This usually means a crash inside the kernel, such as an illegal memory "
+                    "access on the GPU.",
+                    "check every index against its array's size, then run the check again.",
                 )
         if isinstance(reply, _NotStarted):
             _stop(mode)
@@ -117,17 +116,22 @@ def run_isolated(
             return _silent_result(exercise_id, reply)
         if reply is None:
             _stop(mode)
-            return CheckResult(
-                False,
-                f"{exercise_id}: not yet. Your code was still running after {timeout:g} s, so the "
-                "checker stopped it (your notebook is unaffected).\nHint: look for a loop that "
-                "never ends, such as a `while` loop whose index never advances, or threads that "
-                "wait for each other at a `syncthreads` that not all of them reach.",
+            return failed(
                 exercise_id,
+                f"Your code was still running after {timeout:g} s, so the checker stopped it "
+                "(your notebook is unaffected).",
+                "look for a loop that never ends, such as a `while` loop whose index never "
+                "advances, or threads that wait for each other at a `syncthreads` that not all "
+                "of them reach.",
             )
-        if len(reply) > 5:  # the worker stopped an endless check and is ending itself
+        if len(reply) > FIELDS:  # the worker stopped an endless check and is ending itself
             _stop(mode)
-        return CheckResult(*reply[:5])
+        return CheckResult(*reply[:FIELDS])
+
+
+#: The fields of a CheckResult a worker's reply carries, in order (``_worker._as_tuple``); a
+#: reply with one more item ("exiting") comes from a worker that is ending itself.
+FIELDS = 7
 
 
 class _NotStarted:
@@ -178,14 +182,12 @@ def _silent_result(exercise_id: str, silent: _Silent) -> CheckResult:
         number, source = silent[1], silent[2]
         line = f" It was at line {number}" + (f": `{source}`." if source else ".")
         that = "that line"
-    return CheckResult(
-        False,
-        f"{exercise_id}: not yet. One operation of your code ran for more than {SILENT:g} s "
-        f"without letting Python do anything else, so the checker stopped it (your notebook is "
-        f"unaffected).{line}\nHint: a single call on something enormous (a `range`, an integer "
-        f"power or a list of billions of elements) runs for ever in practice: check the sizes "
-        f"{that} works on.",
+    return failed(
         exercise_id,
+        f"One operation of your code ran for more than {SILENT:g} s without letting Python do "
+        f"anything else, so the checker stopped it (your notebook is unaffected).{line}",
+        "a single call on something enormous (a `range`, an integer power or a list of billions "
+        f"of elements) runs for ever in practice: check the sizes {that} works on.",
     )
 
 

@@ -14,13 +14,17 @@ KINDS = ("kernel", "function", "value")
 
 @dataclass(frozen=True)
 class CheckResult:
-    """The verdict on one attempt. ``message`` says what is wrong and what to try next."""
+    """The verdict on one attempt. ``message`` says what is wrong and what to try next; its two
+    parts are kept as data too, so that no caller parses the message: ``what`` (what the checker
+    observed, or for a pass what it verified) and ``hint`` (what to try; "" for a pass)."""
 
     passed: bool
     message: str
     exercise_id: str = ""
     attempted: bool = True
     output: str = field(default="", repr=False)
+    what: str = field(default="", repr=False)
+    hint: str = field(default="", repr=False)
 
     def __str__(self) -> str:
         return self.message
@@ -232,14 +236,14 @@ def _unknown(exercise_id: str) -> str:
 
 
 def passed(exercise_id: str, detail: str) -> CheckResult:
-    return CheckResult(True, f"{exercise_id}: passed. {detail}", exercise_id)
+    return CheckResult(True, f"{exercise_id}: passed. {detail}", exercise_id, what=detail)
 
 
 def failed(exercise_id: str, what: str, hint: str = "") -> CheckResult:
     text = f"{exercise_id}: not yet. {what}"
     if hint:
         text += f"\nHint: {hint}"
-    return CheckResult(False, text, exercise_id)
+    return CheckResult(False, text, exercise_id, what=what, hint=hint)
 
 
 def not_attempted(exercise_id: str) -> CheckResult:

@@ -38,7 +38,7 @@ import warnings
 from multiprocessing.connection import Connection
 
 from ._isolation import WALL_FACTOR
-from ._registry import CheckResult
+from ._registry import CheckResult, failed
 
 _CUDA_ERROR = re.compile(r"CUDA_ERROR|CudaAPIError|CudaSupportError")
 _LONG_NUMBER = re.compile(r"\d{41,}")
@@ -142,13 +142,12 @@ def _checker_failed(exercise_id: str, error: BaseException, files: frozenset[str
             line = f" It happened while running your line {lineno}: `{source}`."
     text = _PATH.sub("", str(error).strip().splitlines()[0] if str(error).strip() else "")
     text = text if len(text) < 200 else text[:197] + "..."
-    return CheckResult(
-        False,
-        f"{exercise_id}: not yet. The check could not finish ({type(error).__name__}: {text})."
-        f"{line}\nHint: if your code changes a global setting (grad mode, default dtype, "
-        "warnings, recursion limit), leave it as it was; otherwise this is a bug in the "
-        "course: please report it with this message.",
+    return failed(
         exercise_id,
+        f"The check could not finish ({type(error).__name__}: {text}).{line}",
+        "if your code changes a global setting (grad mode, default dtype, warnings, recursion "
+        "limit), leave it as it was; otherwise this is a bug in the course: please report it "
+        "with this message.",
     )
 
 
@@ -171,6 +170,8 @@ def _run_one(
         exercise_id,
         result.attempted,
         captured.getvalue() + "".join(notes),
+        _short_numbers(result.what),
+        _short_numbers(result.hint),
     )
 
 
@@ -347,11 +348,20 @@ def timeout_result(
         )
         what = f"Your code was still running after {seconds}, {stopped_it}{where}"
         hint = loop_hint
-    return CheckResult(False, f"{exercise_id}: not yet. {what}\nHint: {hint}", exercise_id)
+    return failed(exercise_id, what, hint)
 
 
 def _as_tuple(result: CheckResult) -> tuple:
-    return (result.passed, result.message, result.exercise_id, result.attempted, result.output)
+    """What crosses the pipe: the result's fields in order (``_isolation`` rebuilds it)."""
+    return (
+        result.passed,
+        result.message,
+        result.exercise_id,
+        result.attempted,
+        result.output,
+        result.what,
+        result.hint,
+    )
 
 
 def _compiling() -> bool:

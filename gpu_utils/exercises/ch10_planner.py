@@ -608,7 +608,7 @@ def _raised(figure, answer, layout: dict, problem: CheckResult, error) -> CheckR
     """A function that raised on a panel layout: where else it raises (the set of layouts, when
     one of :data:`LAYOUT_SETS` is exactly those) and which argument of which course function
     was 0 or less, with the integer division of the layout's quantities that gives it."""
-    what = problem.message.split("not yet. ", 1)[-1].split("\n")[0]
+    what = problem.what
     what += f" (for the layout {short(layout)})."
     tried = [*figure.panel, *(lay for _, _, probe in figure.probes for lay in probe)]
     raised = []

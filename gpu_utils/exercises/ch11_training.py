@@ -486,11 +486,11 @@ def _run_loss(exercise_id: str, answer) -> CheckResult:
         expected = F.cross_entropy(logits.detach().flatten(0, 1), targets.flatten())
         loss, problem = _call(exercise_id, answer, logits, targets)
         if problem is not None:
-            text = problem.message
+            text = problem.what
             if "Expected target size" in text or ("expected" in text.lower() and "size" in text):
                 return failed(
                     exercise_id,
-                    text.split("\n")[0].replace(f"{exercise_id}: not yet. ", ""),
+                    text,
                     "F.cross_entropy wants logits of shape (N, vocab) and targets (N,): flatten "
                     "the batch and sequence dimensions, `logits.flatten(0, 1)`, `targets.flatten()`.",
                 )
