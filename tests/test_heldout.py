@@ -21,6 +21,7 @@ LABS = (
     "lab08b_r5",
     "lab08b_r6",
     "lab08b_r7",
+    "lab08b_r8",
     "lab10_planner",
     "lab10_planner_r2",
     "lab10_planner_r3",

@@ -266,6 +266,16 @@ def _step_exception_hint(error: BaseException, text: str) -> str:
             "-100 is read as a class id, out of range. Keep the default, or drop those positions "
             "before the loss."
         )
+    line = getattr(error, "_course_where", "")
+    made = re.search(r"\bnn\.([A-Z]\w*Loss)\(\s*[^)\s]", line)
+    if made:
+        name = made.group(1)
+        return (
+            f"`nn.{name}` is a module class: its constructor takes settings (reduction, "
+            f"ignore_index, ...), not the logits and targets. Make the module, then call it, "
+            f"`nn.{name}()(logits, targets)`, or use the function, `F.cross_entropy(logits, "
+            "targets)`."
+        )
     longer = re.search(r"sequence of (\d+) tokens is longer than seq_len (\d+)", text)
     if longer:
         got, most = (int(g) for g in longer.groups())
@@ -587,6 +597,7 @@ def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[st
             DOUBLE_BACKWARD,
         )
     seen = []  # (G, expected G, P, targets, real mask, input tokens)
+    raw = []  # the logits of each entry of seen
     for f in forwards:
         if not f.grads:
             continue
@@ -606,6 +617,7 @@ def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[st
         onehot = F.one_hot(targets.clamp(min=0), p.shape[-1]).float()
         expected = (p - onehot) * real[..., None] / n
         seen.append((f.grads[0].float(), expected, p, targets, real, f.tokens))
+        raw.append(f.logits.float())
     if not seen:
         return None
     scale = max(float(e.abs().max()) for _, e, *_ in seen)
@@ -722,6 +734,19 @@ def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[st
         if bool(torch.isin(used[real], targets[real]).all()):
             return other, OTHER_TARGETS
         return f"{pulls} towards a token that is not their target.", OTHER_TARGETS
+    sigmoid = torch.sigmoid(raw[0])
+    if sigmoid.shape == g.shape:
+        base = (sigmoid - onehot) * real[..., None]
+        c = float((g * base).sum() / (base * base).sum()) if bool(base.any()) else math.nan
+        if math.isfinite(c) and c > 0 and _near(g, c * base, scale):
+            return (
+                f"{nth}, the gradient at the logits is sigmoid(logits) - onehot(target), scaled: "
+                "each vocabulary entry was scored on its own, by a sigmoid (binary "
+                "cross-entropy), not by one softmax over the vocabulary.",
+                "the next token is one class out of the vocabulary: use the softmax "
+                "cross-entropy, `F.cross_entropy(logits.flatten(0, 1), targets.flatten())`, "
+                "not `binary_cross_entropy_with_logits` against one-hot targets.",
+            )
     share = onehot[real].sum(0) / max(1, int(real.sum()))  # each target's share of the batch
     if int(real.sum()) > 1 and _near(pull[real], share.expand_as(pull[real]), 1.0):
         return (
@@ -1451,6 +1476,10 @@ register(
 #: (d_model, n_heads, batch, seq): head sizes 8, 4 and 6; seq not equal to n_heads.
 BLOCK_CASES = ((16, 2, 2, 5), (12, 3, 1, 7), (24, 4, 3, 6))
 BLOCK_SEED = 8
+#: How many positions longer than x each case's model allows (its config's seq_len - s): in the
+#: last case x is shorter than the model's context, as in generation, so a causal mask sized by
+#: the config instead of x does not fit.
+BLOCK_SPARE = (0, 0, 2)
 
 CALLS_THE_BLOCK = (
     "write the forward pass yourself from the submodules (`block.ln1`, `block.attn.qkv`, "
@@ -1787,7 +1816,8 @@ class StageEvidence:
     #: "plus_x" (the right input plus the block's input), "plus_ln1" (plus ln1(x)), or
     #: "isolated" (each position's input depends on its own token alone), "own_value" (and it
     #: is that position's own v), "same_heads" (every head's slice holds the same numbers),
-    #: "residual" (x1 is one of RESIDUAL_RELATIONS, named by ``detail``)
+    #: "residual" (x1 is one of RESIDUAL_RELATIONS, named by ``detail``), "swapped_affine" (a
+    #: LayerNorm's weight and bias exchanged)
     relation: str
     detail: str = ""
 
@@ -1879,8 +1909,11 @@ def _stage_evidence(
         else:
             with torch.no_grad():
                 inner = (expected - norm.bias) / norm.weight
+                swapped = norm.bias * inner + norm.weight  # scale and shift exchanged
             if torch.allclose(got, inner, rtol=1e-3, atol=1e-4):
                 relation = "unaffine"
+            elif torch.allclose(got, swapped, rtol=1e-3, atol=1e-4):
+                relation = "swapped_affine"
     if name == "proj":
         heads = _heads_map(got, expected, block.attn.config.n_heads)
         if heads is not None and any(k != v for k, v in heads.items()):
@@ -2360,6 +2393,14 @@ def _block_hint(ev: BlockEvidence) -> tuple[str, str]:
                 f"{what}{right}",
                 hint,
             )
+        if st.relation == "swapped_affine":
+            norm = "ln1" if st.name == "qkv" else "ln2"
+            return (
+                f"({ev.shape}) `{call}` received {norm}'s normalisation with its weight and bias "
+                f"exchanged: bias x x_hat + weight.{right}",
+                f"a LayerNorm scales by its weight and shifts by its bias: `x_hat * "
+                f"block.{norm}.weight + block.{norm}.bias` (or `block.{norm}(...)` itself).",
+            )
         if st.relation == "unaffine":
             norm = "ln1" if st.name == "qkv" else "ln2"
             return (
@@ -2442,6 +2483,19 @@ def _block_error_evidence(case: int, error: BaseException, text: str):
     """(what was observed, hint) for an error at ``BLOCK_CASES[case]`` after the earlier cases
     ran: sizes in the error that are an earlier case's sequence length and not one of this
     case's sizes (a tensor kept from an earlier call); else the hint from the error alone."""
+    if BLOCK_SPARE[case] and isinstance(error, RuntimeError):
+        h, a, b, s = BLOCK_CASES[case]
+        context = s + BLOCK_SPARE[case]
+        numbers = {int(n) for n in re.findall(r"\d+", text)}
+        if {context, s} <= numbers and context not in (h, a, b, h // a):
+            return (
+                f"In this case x holds {s} positions and the model allows {context} "
+                f"(block.attn.config.seq_len): the sizes in the error are {context} and {s}, "
+                "so something was sized by the model's context instead of by x.",
+                "size everything that spans positions by x itself, `s = x.shape[1]`: a causal "
+                "mask of s x s (`torch.ones(s, s, dtype=torch.bool).triu(1)`), or a mask made "
+                "for the longest sequence cut to `[:s, :s]`.",
+            )
     if case > 0 and isinstance(error, RuntimeError):
         h, a, b, s = BLOCK_CASES[case]
         numbers = {int(n) for n in re.findall(r"\d+", text)}
@@ -2540,7 +2594,7 @@ def _run_block(exercise_id: str, answer) -> CheckResult:
     if (problem := _arity_problem(exercise_id, answer, ("block", "x"))) is not None:
         return problem
     for case, (h, a, b, s) in enumerate(BLOCK_CASES):
-        block = _random_block(h, a, s, BLOCK_SEED + case)
+        block = _random_block(h, a, s + BLOCK_SPARE[case], BLOCK_SEED + case)
         g = torch.Generator().manual_seed(100 + case)
         x = torch.randn(b, s, h, generator=g)
         shape = f"batch {b}, seq {s}, d_model {h}, {a} heads"
