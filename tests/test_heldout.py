@@ -46,6 +46,7 @@ LABS = (
     "lab12_triton_r7",
     "lab12_triton_r8",
     "lab12_triton_r9",
+    "lab12_triton_r10",
     "lab13_serving_r1",
     "lab13_serving_r2",
 )

@@ -469,6 +469,15 @@ def _out_of_bounds(spans, filename, access, addresses, itemsize, program, call) 
     error = OutOfBounds(text, line, source, masked, span.name)
     error.offsets = tuple(int(o) for o in np.unique(offsets)[:4096])
     error.program = tuple(int(i) for i in program)
+    if len(span.sizes) == 2 and span.strides[0] > 0 and offsets.size:
+        # every element in a row past the last one, at a column inside the rows: the row index
+        # ran past the tensor's rows (a row mask against another size)
+        past, within = np.divmod(offsets, span.strides[0])
+        # whole rows only: on a contiguous tensor, columns past the end of its last row land
+        # on the same flat offsets as "rows past the end" (a matmul's K tail)
+        whole = np.unique(offsets).size == (past.max() - past.min() + 1) * span.sizes[1]
+        if whole and (past >= span.sizes[0]).all() and (within < span.sizes[1]).all():
+            error.rows_past = (int(past.min()), int(past.max()), int(span.sizes[0]))
     error.gap = locals().get("gap")
     error.own_row = bool(locals().get("own_row"))
     error.per_program = _per_program(span, offsets, program)
@@ -898,6 +907,14 @@ def explain(error: BaseException, filename: str) -> LaunchError:
                 f"program, as if `{cause.tensor}` held one row per program. It is one vector "
                 f"shared by every row: index it by the column only, `{cause.tensor} + cols`, "
                 "without the row's offset (program 0 reads the right elements by chance)."
+            )
+        elif getattr(cause, "rows_past", None) and not store and cause.masked:
+            first, last, n = cause.rows_past
+            hint = (
+                f"those are rows {first} to {last} of `{cause.tensor}`, which has {n} rows: the "
+                "row indices ran past its last row and the mask let them through. The mask must "
+                f"compare the rows with the number of rows ({n} here, e.g. `rows < n_rows`), "
+                "not with another size."
             )
         elif cause.masked and unbounded:
             names = " and ".join(f"`{n}`" for n in unbounded)
@@ -1388,3 +1405,55 @@ def observed_relation(case: TritonCase, mismatch: Mismatch) -> str:
         return ""
     where = " (on the wrong elements)" if relation.subset else ""
     return f" Observed: {relation.describe()}{where}."
+
+
+def row_start(
+    case: TritonCase,
+    mismatch: Mismatch,
+    right: np.ndarray,
+    out: str = "out_ptr",
+    stride_arg: str = "out_row_stride",
+    input_stride_arg: str = "x_row_stride",
+) -> str:
+    """For a kernel of one program per row whose output rows are ``right``: the hint when the
+    stored values are right rows placed at the wrong start, program r's row at ``out_ptr + r *
+    k`` for a k other than the output's row stride (the programs run in order, so a later row
+    overwrites an earlier one where they overlap, as in Triton's interpreter). "" otherwise."""
+    rows, cols = right.shape
+    stride = int(case.args[stride_arg])
+    block = int(case.constexprs.get("BLOCK_SIZE", 0))
+    candidates = {
+        1: f"`{out} + row`, one element per row",
+        0: f"`{out}` itself, every row at the start",
+    }
+    candidates.setdefault(
+        int(case.args.get(input_stride_arg, stride)),
+        f"the input's row stride, `{input_stride_arg}`",
+    )
+    if block:
+        candidates.setdefault(block, "`BLOCK_SIZE`")
+    got = mismatch.got.reshape(-1)
+    for k, what in candidates.items():
+        if k == stride:
+            continue
+        placed = np.full(got.size, np.nan, dtype=np.float64)
+        for r in range(rows):
+            start = r * k
+            stop = min(start + cols, got.size)
+            if stop > start:
+                placed[start:stop] = right[r, : stop - start]
+        if np.array_equal(np.isnan(placed), np.isnan(got)) and np.allclose(
+            got[~np.isnan(got)], placed[~np.isnan(placed)], rtol=1e-3, atol=1e-5
+        ):
+            return (
+                f"the values you stored are right rows in the wrong places: program r stored "
+                f"its row at `{out} + r * {k}` ({what}), so "
+                + (
+                    "the rows overlap, each one overwriting part of the row before, "
+                    if 0 <= k < cols
+                    else "the rows land at the wrong offsets, "
+                )
+                + f"and part of the output is never written. Its row r starts at `{out} + "
+                f"r * {stride_arg}` ({stride} here): use the output's own row stride."
+            )
+    return ""

@@ -31,7 +31,7 @@ import numpy as np
 from . import _evidence as ev
 from ._kernels import Mismatch
 from ._registry import register
-from ._triton import LaunchError, TritonCase, register_reducer, triton_exercise
+from ._triton import LaunchError, TritonCase, register_reducer, row_start, triton_exercise
 from ._triton import cdiv as _cdiv
 from ._triton import nan_tensor as _nan
 from ._triton import observed_relation as _relation
@@ -443,43 +443,29 @@ def _softmax_infinite(case: TritonCase, probe) -> str:
     return ""
 
 
-def _row_start(case: TritonCase, mismatch: Mismatch, right: np.ndarray) -> str:
-    """For a kernel of one program per row whose output rows are ``right``: the hint when the
-    stored values are right rows placed at the wrong start, program r's row at ``out_ptr + r *
-    k`` for a k other than the output's row stride (the programs run in order, so a later row
-    overwrites an earlier one where they overlap, as in Triton's interpreter). "" otherwise."""
-    rows, cols = right.shape
-    stride = int(case.args["out_row_stride"])
-    block = int(case.constexprs.get("BLOCK_SIZE", 0))
-    candidates = {
-        1: "`out_ptr + row`, one element per row",
-        0: "`out_ptr` itself, every row at the start",
-        int(case.args.get("x_row_stride", stride)): "the input's row stride, `x_row_stride`",
-        block: "`BLOCK_SIZE`",
-    }
-    got = mismatch.got.reshape(-1)
-    for k, what in candidates.items():
-        if k == stride or (k == block and not k):
-            continue
-        placed = np.full(got.size, np.nan, dtype=np.float64)
-        for r in range(rows):
-            start = r * k
-            stop = min(start + cols, got.size)
-            if stop > start:
-                placed[start:stop] = right[r, : stop - start]
-        if np.array_equal(np.isnan(placed), np.isnan(got)) and _close(
-            got[~np.isnan(got)], placed[~np.isnan(placed)], rtol=1e-3, atol=1e-5
+def _softmax_other_row(case: TritonCase, mismatch: Mismatch) -> str:
+    """The hint when the first wrong row's output is proportional to exp of another row's
+    values: a pass that reads x reads that row (the right shape, another row's numbers)."""
+    x = case.extra["x"].astype(np.float64)
+    got = mismatch.got.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    wrong = [r for r in range(x.shape[0]) if mismatch.wrong[r].any()]
+    if not wrong or x.shape[0] < 2:
+        return ""
+    r = wrong[0]
+    for k in range(x.shape[0]):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = got[r] / e[k]
+        if (
+            k != r
+            and np.isfinite(ratio).all()
+            and abs(ratio.mean()) > 0
+            and np.ptp(ratio) <= 1e-3 * abs(ratio.mean())
         ):
             return (
-                f"the values you stored are right rows in the wrong places: program r stored "
-                f"its row at `out_ptr + r * {k}` ({what}), so "
-                + (
-                    "the rows overlap, each one overwriting part of the row before, "
-                    if 0 <= k < cols
-                    else "the rows land at the wrong offsets, "
-                )
-                + f"and part of `out` is never written. Row r of `out` starts at `out_ptr + "
-                f"r * out_row_stride` ({stride} here): use the output's own row stride."
+                f"row {r}'s output is proportional to exp of row {k}'s values, not of its own: "
+                f"a pass that loads x reads row {k}. Both passes load the program's own row, "
+                "`x_ptr + row * x_row_stride + cols`."
             )
     return ""
 
@@ -497,9 +483,12 @@ def _softmax_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
             "rows with values up to 100 came out inf or NaN: exp(100) overflows float32; "
             "subtract the row's running maximum before `tl.exp` (exp(x - m))."
         )
-    placed = _row_start(case, mismatch, _softmax_np(case.extra["x"]))
+    placed = row_start(case, mismatch, _softmax_np(case.extra["x"]))
     if placed:
         return placed
+    other = _softmax_other_row(case, mismatch)
+    if other:
+        return other
     if case.extra["strided"]:
         return (
             "only the case where x is a strided view is wrong: a row starts at "
@@ -787,6 +776,20 @@ def _layernorm_affine(x, w, b, got) -> str:
                 "where it should be times w plus b: check which tensor each load reads "
                 "(`w_ptr + cols`, `b_ptr + cols`) and `y = (x - mean) * rstd * w + b`."
             )
+    # the bias divided by the row's standard deviation too: y = (x_hat * w) + b * rstd_i
+    residual = got.astype(np.float64) - xhat * w
+    if np.isfinite(residual).all() and np.abs(b).max() > 1e-3:
+        c = (residual * b).sum(axis=1) / (b * b).sum()
+        if (
+            _close(residual, c[:, None] * b, atol=1e-3)
+            and _close(c, rstd[:, 0], rtol=1e-3, atol=1e-3)
+            and not _close(c, np.ones_like(c), atol=1e-3)
+        ):
+            return (
+                "your output is the normalised x times w, plus b times the row's 1/sqrt(var + "
+                "eps): the bias went through the division too (added before dividing by the "
+                "standard deviation). Add it after normalising, `y = (x - mean) * rstd * w + b`."
+            )
     with np.errstate(divide="ignore", invalid="ignore"):
         normal = (got.astype(np.float64) - b) / w
     fit = ev.affine_fit(normal, xhat, axis=1, rtol=1e-3, atol=1e-3)
@@ -821,7 +824,7 @@ def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
             "every program handled row 0. The grid is one program per row along axis 0, so "
             "the row is `tl.program_id(0)` (axis 1 is always 0 on a one-dimensional grid)."
         )
-    placed = _row_start(case, mismatch, _layernorm_np(x, w, b, eps=case.extra.get("eps", EPS)))
+    placed = row_start(case, mismatch, _layernorm_np(x, w, b, eps=case.extra.get("eps", EPS)))
     if placed:
         return placed
     if kind == "eps":  # the last case: every case before it, with eps = EPS, was right

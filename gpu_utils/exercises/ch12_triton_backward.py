@@ -29,7 +29,7 @@ import numpy as np
 from . import _evidence as ev
 from ._kernels import Mismatch
 from ._registry import register
-from ._triton import TritonCase, register_reducer, triton_exercise
+from ._triton import TritonCase, register_reducer, row_start, triton_exercise
 from ._triton import nan_tensor as _nan
 from ._triton import observed_relation as _observed
 from ._triton import tensor as _tensor
@@ -356,6 +356,11 @@ def _hint(case: TritonCase, mismatch: Mismatch) -> str:
             f"inf or NaN written at {int(bad_finite.sum())} elements where finite values were "
             "expected. " + RECIPE
         )
+    placed = row_start(
+        case, mismatch, want.astype(np.float64), "dlogits_ptr", "stride_dlogits", "stride_logits"
+    )
+    if placed:
+        return placed
     subtracted, softmax_factor = _parts(case, mismatch)
     whole = np.abs(subtracted - np.round(subtracted)) < 1e-3
     if whole[written].all():
@@ -386,6 +391,13 @@ def _hint(case: TritonCase, mismatch: Mismatch) -> str:
             )
     onehot = np.zeros_like(x, dtype=np.float64)
     onehot[np.arange(x.shape[0]), case.extra["target"]] = 1.0
+    p = np.exp(x.astype(np.float64) - case.extra["lse"][:, None])
+    if _close(got, (p * (1 - p) - onehot) * d[:, None], written):
+        return (
+            "your softmax part is p (1 - p), with p the softmax: the diagonal of the softmax's "
+            "Jacobian. Cross-entropy's gradient at the logits is simply p - onehot(target), "
+            "`(tl.exp(x - lse) - onehot) * dloss`: the Jacobian's other terms cancel the rest."
+        )
     log_softmax = x.astype(np.float64) - case.extra["lse"][:, None]
     if _close(got, (log_softmax - onehot) * d[:, None], written):
         return (

@@ -199,6 +199,26 @@ def _outer_hint(case: TritonCase, mismatch: Mismatch) -> str:
             "tl.arange(0, BLOCK_M)`."
         )
 
+    # 1b. each row one value of x (the same x for the whole row, not x[i]): the row's offset
+    # from x[i] + y[j] is one constant per row, and that constant's x is another row's
+    if wrong_written:
+        offset = np.where(written, got - y[None, :], np.nan)
+        with np.errstate(invalid="ignore"):
+            per_row = np.nanmean(offset, axis=1)
+        rows_ok = np.isfinite(per_row)
+        flat = rows_ok & (np.nanmax(np.abs(offset - per_row[:, None]), axis=1, initial=0) < 1e-4)
+        if flat[rows_ok].all() and rows_ok.sum() > 1:
+            for r in np.flatnonzero(rows_ok):
+                k = int(np.argmin(np.abs(x - per_row[r])))
+                if k != r and abs(x[k] - per_row[r]) < 1e-4:
+                    return (
+                        f"each row of out is y plus one value of x, but not its own: row {r} "
+                        f"holds x[{k}] + y[j], not x[{r}] + y[j]. x must be loaded as the tile's "
+                        "vector of rows, `tl.load(x_ptr + offs_m, mask=offs_m < M)` with `offs_m "
+                        "= pid_m * BLOCK_M + tl.arange(0, BLOCK_M)`, not as one value (at the "
+                        "program's index)."
+                    )
+
     # 4. which tiles were written: all the written values right, some tiles never written
     states = _tile_states(case, mismatch)
     right_or_missing = not wrong_written
@@ -500,6 +520,15 @@ def _row_sum_hint(case: TritonCase, mismatch: Mismatch) -> str:
     written = ~mismatch.unwritten
     if mismatch.unwritten.any() and not mismatch.wrong.any():
         missing = np.flatnonzero(mismatch.unwritten)
+        cols = int(case.args.get("n_cols", 0))
+        if 0 < cols < rows and list(missing) == list(range(cols, rows)):
+            # exactly the rows from n_cols on: a row index compared with the column count
+            return (
+                f"out[{ev.describe_indices(missing)}] never written, the other rows right: "
+                f"exactly the rows from {cols} on, and {cols} is n_cols, the number of columns. "
+                "A mask on the store (or a condition) compares the row with n_cols: the store "
+                "of row r needs no mask (one program per row), or `r < n_rows`."
+            )
         return (
             f"out[{ev.describe_indices(missing)}] never written, the other rows right: the "
             "program of row r must store its sum at `out_ptr + r` with `r = tl.program_id(0)` "
