@@ -31,9 +31,8 @@ class KernelError(str):
     ``size``), ``"extra_threads"`` (a thread whose own global index is past the end of a kernel
     argument: the grid has more threads than elements, the missing-guard mistake), ``"float_index"``,
     ``"name"``, ``"warp"`` or ``"other"``; ``hint`` is the generic fix, ``exc_type``, ``line``
-    and ``source`` say where. For index errors the text keeps the phrase "thread (x, y, z) of
-    block (x, y, z) used index I on axis A of an array whose size there is S" that chapter hints
-    parse.
+    and ``source`` say where, ``thread`` and ``block`` (``(x, y, z)`` each, or None) which thread
+    failed. Chapter hints read these attributes; none parses the text.
     """
 
     kind: str
@@ -41,6 +40,8 @@ class KernelError(str):
     exc_type: str
     line: int | None
     source: str
+    thread: tuple[int, int, int] | None
+    block: tuple[int, int, int] | None
     array: str
     is_global: bool
     index: int | None
@@ -50,7 +51,8 @@ class KernelError(str):
     def __new__(cls, kind: str, text: str, hint: str, **details) -> KernelError:
         self = super().__new__(cls, text)
         self.kind, self.hint = kind, hint
-        defaults = dict(exc_type="", line=None, source="", array="", is_global=False)
+        defaults = dict(exc_type="", line=None, source="", thread=None, block=None)
+        defaults.update(array="", is_global=False)
         defaults.update(index=None, axis=None, size=None)
         for name, value in {**defaults, **details}.items():
             setattr(self, name, value)
@@ -267,6 +269,8 @@ def explain(error: BaseException, function, blockdim=None) -> KernelError:
     location = _location(error, raw)
     thread = _thread(location)
     common = {"exc_type": exc_type, "line": line, "source": source}
+    if location is not None:
+        common.update(thread=location[0], block=location[1])
 
     bounds = _bounds(error, message)
     if bounds:

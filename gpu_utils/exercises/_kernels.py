@@ -27,8 +27,19 @@ from .. import runtime
 from ..one_gpu.trace import Race
 from ..pickling import python_function
 from ._compiles import compile_problem
+from ._engine import (
+    Mismatch,
+    NotAttempted,
+    changed_element,
+    changed_input_failure,
+    correct_on,
+    documented_arguments,
+    mismatch_of,
+    run_cases,
+    wrote_nothing_text,
+)
 from ._errors import KernelError, explain, signature_problem
-from ._registry import CheckResult, Exercise, failed, not_attempted, passed
+from ._registry import CheckResult, Exercise, failed, passed
 from ._trace_checks import (
     TRACE_THREAD_LIMIT,
     TraceRequirement,
@@ -82,45 +93,6 @@ class Case:
     writable_inputs: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class Mismatch:
-    """How one output differs from the expected one."""
-
-    name: str
-    unwritten: np.ndarray  # bool mask: still NaN where a value was expected
-    wrong: np.ndarray  # bool mask: written, but not the expected value
-    got: np.ndarray
-    expected: np.ndarray
-
-    def first(self, mask: np.ndarray) -> tuple[int, ...]:
-        return tuple(int(i) for i in np.argwhere(mask)[0])
-
-    def describe(self) -> str:
-        parts = []
-        if self.unwritten.any():
-            index = self.first(self.unwritten)
-            parts.append(
-                f"{_count(self.unwritten.sum(), self.got.size)} of `{self.name}` never written "
-                f"(still NaN); the first is {self.name}{_fmt_index(index)}."
-            )
-        if self.wrong.any():
-            index = self.first(self.wrong)
-            parts.append(
-                f"{_count(self.wrong.sum(), self.got.size)} of `{self.name}` wrong; the first is "
-                f"{self.name}{_fmt_index(index)}: yours {self.got[index]:.6g}, "
-                f"expected {self.expected[index]:.6g}."
-            )
-        return " ".join(parts)
-
-
-def _count(bad: int, total: int) -> str:
-    return f"{int(bad)} of {total} element{'s' if total != 1 else ''}"
-
-
-def _fmt_index(index: tuple[int, ...]) -> str:
-    return "[" + ", ".join(str(i) for i in index) + "]"
-
-
 def random_inputs(rng: np.random.Generator, *shapes, low=-1.0, high=1.0) -> tuple[np.ndarray, ...]:
     """Fresh float32 arrays of random values (never all zeros, so 'did nothing' can't pass)."""
     return tuple(rng.uniform(low, high, size=shape).astype(np.float32) for shape in shapes)
@@ -134,16 +106,6 @@ def poisoned(*shapes) -> tuple[np.ndarray, ...]:
 def blocks_for(n: int, per_block: int) -> int:
     """Enough blocks of ``per_block`` threads for ``n`` items: ceil(n / per_block)."""
     return (n + per_block - 1) // per_block
-
-
-_SIM_INDEX_ERROR = re.compile(
-    r"tid=\[(\d+), (\d+), (\d+)\] ctaid=\[(\d+), (\d+), (\d+)\]: index (-?\d+) is out of bounds "
-    r"for axis (\d+) with size (\d+)"
-)
-
-
-class NotAttempted(Exception):
-    """The learner's code still raises NotImplementedError."""
 
 
 def launch(kernel, case: Case, args: Sequence[np.ndarray]) -> KernelError | None:
@@ -191,20 +153,6 @@ def _not_handled(error: NotImplementedError) -> bool:
     return isinstance(error, NotHandledYet)
 
 
-def explain_index_error(text: str) -> str:
-    """Turn the simulator's out-of-bounds IndexError into a sentence and a fix."""
-    match = _SIM_INDEX_ERROR.search(text)
-    if not match:
-        return f"An index was out of bounds: {text}"
-    tx, ty, tz, bx, by, bz, index, axis, size = (int(g) for g in match.groups())
-    thread = f"thread ({tx}, {ty}, {tz}) of block ({bx}, {by}, {bz})"
-    return (
-        f"{thread} used index {index} on axis {axis} of an array whose size there is {size} "
-        f"(valid indices are 0 to {size - 1}). The grid has more threads than elements, so the "
-        "extra threads must do nothing."
-    )
-
-
 GUARD_HINT_1D = "guard the work with `if i < out.size:` so threads past the end do nothing."
 GUARD_HINT_2D = (
     "guard the work with `if row < out.shape[0] and col < out.shape[1]:` so threads outside "
@@ -212,12 +160,20 @@ GUARD_HINT_2D = (
 )
 
 
-def out_of_bounds(error: str) -> tuple[int, int, int] | None:
-    """(index, axis, size) from an explained IndexError."""
-    match = re.search(
-        r"used index (-?\d+) on axis (\d+) of an array whose size there is (\d+)", error
-    )
-    return tuple(int(g) for g in match.groups()) if match else None
+def out_of_bounds(error: KernelError) -> tuple[int, int, int] | None:
+    """(index, axis, size) of an out-of-bounds index, from the explained error's attributes."""
+    facts = tuple(getattr(error, name, None) for name in ("index", "axis", "size"))
+    return facts if all(isinstance(v, int) for v in facts) else None
+
+
+def failing_thread(error: KernelError, blockdim) -> tuple[int, ...] | None:
+    """The global index, per axis (x, y, z), of the thread an explained error names; None when
+    it names none. ``blockdim`` is the launch's block shape."""
+    thread, block = getattr(error, "thread", None), getattr(error, "block", None)
+    if thread is None or block is None:
+        return None
+    dims = (tuple(blockdim) if isinstance(blockdim, (tuple, list)) else (blockdim,)) + (1, 1)
+    return tuple(block[axis] * int(dims[axis]) + thread[axis] for axis in range(3))
 
 
 def index_error_target(case: Case, error: str) -> str:
@@ -228,10 +184,7 @@ def index_error_target(case: Case, error: str) -> str:
     array = getattr(error, "array", "")
     axis, size = getattr(error, "axis", None), getattr(error, "size", None)
     if axis is None or size is None:
-        bounds = out_of_bounds(error)
-        if not bounds:
-            return ""
-        _, axis, size = bounds
+        return ""
     if array and not getattr(error, "is_global", True):
         return "shared"
     if array:
@@ -248,11 +201,9 @@ def compare(case: Case, outputs: Sequence[np.ndarray], names: Sequence[str]) -> 
     """The first output that differs from the expected one, or None when all match."""
     for name, got, expected in zip(names, outputs, case.expected, strict=True):
         got = np.asarray(got)
-        unwritten = np.isnan(got) & ~np.isnan(expected)
-        close = np.isclose(got, expected, rtol=case.rtol, atol=case.atol, equal_nan=True)
-        wrong = ~close & ~unwritten
-        if unwritten.any() or wrong.any():
-            return Mismatch(name, unwritten, wrong, got, expected)
+        found = mismatch_of(name, got, expected, np.isnan(got), case.rtol, case.atol)
+        if found is not None:
+            return found
     return None
 
 
@@ -363,22 +314,16 @@ def kernel_exercise(
     def run_case(kernel, case: Case) -> CheckResult | None:
         args, outputs = _fresh_args(case)
         function = python_function(kernel)
-        wrong_call = signature_problem(function, len(args), _documented_arguments(signature))
+        wrong_call = signature_problem(function, len(args), documented_arguments(signature))
         if wrong_call:
             return failed(id, wrong_call, f"the expected signature is {signature}.")
         error = launch(kernel, case, args)
         if error:
             return error_result(case, error)
-        changed = _changed_input(case, args, _documented_arguments(signature) or None)
+        changed = _changed_input(case, args, documented_arguments(signature) or None)
         if changed:
-            return failed(
-                id,
-                f"With {case.label}: your kernel changed its input {changed}, which it should "
-                "only read.",
-                "write results only into the output"
-                + (f" (`{'`, `'.join(output_names)}`)" if output_names else "")
-                + "; leave the inputs as they were (the caller, or the next kernel, still "
-                "needs them).",
+            return changed_input_failure(
+                id, case.label, changed, output_names, "write results only into the output"
             )
         nothing = _wrote_nothing(case, outputs, function, output_names)
         if nothing and nothing[1]:  # no assignment to the output, or a return: that is the cause
@@ -444,26 +389,23 @@ def kernel_exercise(
             return failed(id, *problem)
         rng = np.random.default_rng(seed)
         all_cases = cases(rng)
-        try:
-            for case in all_cases:
-                result = run_case(kernel, case)
-                if result is not None:
-                    return result
-            traced = None
-            if tracing() and (check_races or requirements):
-                traced = trace_case(rng) if trace_case else default_trace_case(all_cases)
-                result = run_trace(kernel, traced, ran_before=trace_case is None)
-                if result is not None:
-                    return result
-        except NotAttempted:
-            return not_attempted(id)
+        result = run_cases(id, all_cases, lambda case: run_case(kernel, case))
+        if result is not None:
+            return result
+        traced = None
+        if tracing() and (check_races or requirements):
+            traced = trace_case(rng) if trace_case else default_trace_case(all_cases)
+            result = run_cases(
+                id, [traced], lambda case: run_trace(kernel, case, trace_case is None)
+            )
+            if result is not None:
+                return result
         if compiles and runtime.mode == "simulator":
             args, _ = _fresh_args(all_cases[0])
             problem = compile_problem(python_function(kernel), args)
             if problem is not None:
                 return failed(id, *problem)
-        labels = "; ".join(case.label for case in all_cases)
-        detail = f"Correct on {len(all_cases)} launches ({labels})."
+        detail = correct_on(all_cases)
         if traced is not None:
             checks = (["no races"] if check_races else []) + [r.label for r in requirements]
             detail += f" The trace of {traced.label} shows {', '.join(checks)}."
@@ -521,21 +463,10 @@ def _changed_input(case: Case, args: Sequence, names: Sequence[str] | None) -> s
     for position, (before, after) in enumerate(zip(case.inputs, args, strict=False)):
         if position in case.writable_inputs:
             continue
-        before, after = np.asarray(before), np.asarray(after)
-        if before.tobytes() == after.tobytes():
-            continue
         name = names[position] if names and position < len(names) else f"number {position + 1}"
-        if before.shape != after.shape or before.ndim == 0:
-            return f"`{name}`"
-        same = before == after
-        if before.dtype.kind in "fc":
-            same |= np.isnan(before) & np.isnan(after)
-        if same.all():  # only the sign of a zero, or a NaN's payload, changed
-            return f"`{name}`"
-        index = tuple(int(i) for i in np.argwhere(~same)[0])
-        return (
-            f"`{name}` ({name}{_fmt_index(index)} was {before[index]:.6g}, now {after[index]:.6g})"
-        )
+        changed = changed_element(name, before, after)
+        if changed:
+            return changed
     return None
 
 
@@ -576,11 +507,7 @@ def _wrote_nothing(case: Case, outputs, function, output_names) -> tuple[str, st
     for got, mask in zip(outputs, expected_somewhere, strict=False):
         if (~np.isnan(np.asarray(got, dtype=np.float64)[mask])).any():
             return None
-    names = ", ".join(f"`{n}`" for n in output_names) or "the output"
-    what = (
-        f"your kernel wrote nothing at all: every element of {names} is still NaN (the checker "
-        "fills outputs with NaN before the launch)."
-    )
+    what = wrote_nothing_text(output_names)
     if function is not None and _returns_value(function):
         return what, (
             "a kernel cannot return a value (the GPU throws it away): write each result into "
@@ -593,22 +520,17 @@ def _wrote_nothing(case: Case, outputs, function, output_names) -> tuple[str, st
             f"assign each result to an element of the output, `{mine[0]}[i] = ...`: assigning "
             "to a plain name, or returning, does not change the array the checker passed."
         )
+    names = ", ".join(f"`{n}`" for n in output_names) or "the output"
     return (
         f"every element of {names} is NaN after the launch (the checker fills outputs with NaN "
         "before it): no thread wrote, or every thread wrote a NaN."
     ), ""
 
 
-def _documented_arguments(signature: str) -> list[str]:
-    """The parameter names of a signature text such as ``"copy(src, dst): ..."``."""
-    match = re.match(r"\s*\w+\(([^)]*)\)", signature)
-    return [name.strip() for name in match.group(1).split(",")] if match else []
-
-
 def keyed_by_documented_names(report, kernel, signature: str):
     """The report with kernel arguments keyed by the exercise's documented names, so that a
     requirement on ``"src"`` also finds a learner's argument called ``source``."""
-    documented = _documented_arguments(signature)
+    documented = documented_arguments(signature)
     function = python_function(kernel)
     if not documented or function is None:
         return report

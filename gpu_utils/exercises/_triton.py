@@ -28,9 +28,19 @@ import numpy as np
 from .. import runtime
 from ..pickling import python_function
 from . import _evidence as ev
+from ._engine import (
+    Mismatch,
+    NotAttempted,
+    changed_element,
+    changed_input_failure,
+    correct_on,
+    documented_arguments,
+    mismatch_of,
+    run_cases,
+    wrote_nothing_text,
+)
 from ._errors import signature_problem
-from ._kernels import Mismatch
-from ._registry import CheckResult, Exercise, failed, not_attempted, passed
+from ._registry import CheckResult, Exercise, failed, passed
 
 
 def triton_module():
@@ -694,10 +704,6 @@ def guarded(args: dict[str, object], names: Sequence[str], function):
 # --- explaining a failed launch ----------------------------------------------------------------
 
 
-class NotAttempted(Exception):
-    """The learner's kernel still raises NotImplementedError."""
-
-
 @dataclass(frozen=True)
 class LaunchError:
     """What went wrong in a launch, in the learner's terms. For an access outside a tensor,
@@ -1003,8 +1009,39 @@ def explain(error: BaseException, filename: str) -> LaunchError:
         "other",
         text,
         operands
+        or _host_call(source)
+        or _block_through_scalar(message)
         or f"fix the cause of this {exc_type}" + (f" on line {line}" if line else "") + ".",
         **common,
+    )
+
+
+_HOST_CALL = re.compile(r"\b(math|np|numpy|torch)\.(\w+)\s*\(")
+
+
+def _host_call(source: str) -> str:
+    """The hint when the failing line calls a Python library's function (``math.exp``,
+    ``np.sqrt``) on the kernel's values; "" otherwise."""
+    found = _HOST_CALL.search(source)
+    if not found:
+        return ""
+    library, function = found.groups()
+    return (
+        f"`{library}.{function}` runs on Python (or NumPy, torch) numbers on the host; inside a "
+        "`@triton.jit` kernel the values are Triton's, and only `tl` functions work on them: "
+        f"use `tl.{function}` if it exists (`tl.exp`, `tl.log`, `tl.sqrt`, `tl.maximum`, "
+        "`tl.abs`, ...)."
+    )
+
+
+def _block_through_scalar(message: str) -> str:
+    """The hint when a block of values was stored through one pointer; "" otherwise."""
+    if "cannot be block type if pointer argument is not a block" not in message:
+        return ""
+    return (
+        "you store a block of values (one per lane) through a single pointer: to store one "
+        "number, reduce the block first (e.g. `tl.sum(acc, axis=0)`); to store one value per "
+        "lane, give a block of pointers (`out_ptr + offsets`) and a mask."
     )
 
 
@@ -1016,27 +1053,20 @@ def compare(case: TritonCase, args: dict[str, object]) -> Mismatch | None:
     for name in case.outputs:
         got = args[name].detach().float().cpu().numpy()
         expected = np.asarray(case.expected[name].detach().float().cpu().numpy())
-        missing = unwritten(args[name]) & ~np.isnan(expected)
-        close = np.isclose(got, expected, rtol=case.rtol, atol=case.atol, equal_nan=True)
-        wrong = ~close & ~missing
-        if missing.any() or wrong.any():
-            return Mismatch(name, missing, wrong, got, expected)
+        found = mismatch_of(name, got, expected, unwritten(args[name]), case.rtol, case.atol)
+        if found is not None:
+            return found
     return None
 
 
 def _changed_input(case: TritonCase, before: dict, after: dict) -> str | None:
+    """'`x` (x[3] was 0.5, now 1.5)' for the first input tensor the launch changed, or None."""
     for name, value in before.items():
         if name in case.outputs or not _is_tensor(value):
             continue
-        old, new = value.cpu().numpy(), after[name].cpu().numpy()
-        if old.tobytes() == new.tobytes():
-            continue
-        same = (old == new) | (np.isnan(old) & np.isnan(new))
-        if same.all():
-            return f"`{name}`"
-        index = tuple(int(i) for i in np.argwhere(~same)[0])
-        where = "[" + ", ".join(map(str, index)) + "]"
-        return f"`{name}` ({name}{where} was {old[index]:.6g}, now {new[index]:.6g})"
+        changed = changed_element(name, value.cpu().numpy(), after[name].cpu().numpy())
+        if changed:
+            return changed
     return None
 
 
@@ -1117,14 +1147,6 @@ def _compile_failure(function, outcome) -> tuple[str, str] | None:
 
 
 # --- the exercise -------------------------------------------------------------------------------
-
-
-def documented_arguments(signature: str) -> list[str]:
-    """The parameter names of a signature text such as ``"add(x_ptr, y_ptr, ...)"``."""
-    match = re.match(r"\s*\w+\(([^)]*)\)", signature)
-    if not match:
-        return []
-    return [part.split(":")[0].strip() for part in match.group(1).split(",") if part.strip()]
 
 
 @dataclass(frozen=True)
@@ -1241,13 +1263,8 @@ def triton_exercise(
             return failed(id, f"With {case.label}: {problem.text}", why)
         changed = _changed_input(case, before, args)
         if changed:
-            return failed(
-                id,
-                f"With {case.label}: your kernel changed its input {changed}, which it should "
-                "only read.",
-                "store only through the output pointer"
-                + (f" (`{'`, `'.join(case.outputs)}`)" if case.outputs else "")
-                + "; leave the inputs as they were.",
+            return changed_input_failure(
+                id, case.label, changed, case.outputs, "store only through the output pointer"
             )
         mismatch = compare(case, args)
         if mismatch is None:
@@ -1265,8 +1282,7 @@ def triton_exercise(
         if mismatch.unwritten.all():
             return failed(
                 id,
-                f"With {case.label}: your kernel wrote nothing at all: every element of "
-                f"`{mismatch.name}` is still NaN (the checker fills outputs with NaN first).",
+                f"With {case.label}: {wrote_nothing_text([mismatch.name])}",
                 "end the kernel with `tl.store(<output pointers>, <values>, mask=...)`: a "
                 "Triton kernel returns nothing, it stores its results.",
             )
@@ -1288,15 +1304,10 @@ def triton_exercise(
             )
         rng = np.random.default_rng(seed if seed is not None else _test_seed())
         all_cases = cases(rng)
-        try:
-            for case in all_cases:
-                result = run_case(kernel, function, case)
-                if result is not None:
-                    return result
-        except NotAttempted:
-            return not_attempted(id)
-        labels = "; ".join(case.label for case in all_cases)
-        detail = f"Correct on {len(all_cases)} launches ({labels})."
+        result = run_cases(id, all_cases, lambda case: run_case(kernel, function, case))
+        if result is not None:
+            return result
+        detail = correct_on(all_cases)
         if compiles and runtime.mode == "simulator":
             problem, skipped = _compile_check(function, all_cases[0])
             if problem is not None:

@@ -3,7 +3,6 @@ grid-stride loops, 2-D grids, one thread per row, atomics."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import numpy as np
@@ -12,8 +11,10 @@ from ..one_gpu.trace import Race
 from ._kernels import (
     GUARD_HINT_2D,
     Case,
+    KernelError,
     Mismatch,
     blocks_for,
+    failing_thread,
     kernel_exercise,
     out_of_bounds,
     poisoned,
@@ -49,23 +50,20 @@ def _same(got: np.ndarray, candidate: np.ndarray, rtol: float = 1e-5, atol: floa
     return bool(np.allclose(got, candidate, rtol=rtol, atol=atol, equal_nan=False))
 
 
-def _failing_thread(error: str, threads_per_block: int) -> int | None:
-    """The global 1-D index of the thread named in an explained IndexError, if there is one."""
-    match = re.search(r"thread \((\d+), \d+, \d+\) of block \((\d+), \d+, \d+\)", error)
-    if not match:
-        return None
-    return int(match.group(2)) * threads_per_block + int(match.group(1))
+def _failing_thread(case: Case, error: KernelError) -> int | None:
+    """The global 1-D index of the thread an index error names, if it names one."""
+    where = failing_thread(error, case.blockdim)
+    return where[0] if where else None
 
 
-def _outside_the_matrix(case: Case, error: str) -> bool:
+def _outside_the_matrix(case: Case, error: KernelError) -> bool:
     """True when the thread named in an index error of a 2-D launch has no element of the
     output: its row or column lies past the matrix (the missing-guard mistake)."""
-    match = re.search(r"thread \((\d+), (\d+), \d+\) of block \((\d+), (\d+), \d+\)", error)
-    if not match:
+    where = failing_thread(error, case.blockdim)
+    if where is None:
         return False
-    tx, ty, bx, by = (int(g) for g in match.groups())
     rows, cols = case.expected[0].shape
-    return by * BLOCK_2D[1] + ty >= rows or bx * BLOCK_2D[0] + tx >= cols
+    return where[1] >= rows or where[0] >= cols
 
 
 def _one_d_hint(mismatch: Mismatch, fallback: str) -> str:
@@ -226,11 +224,10 @@ def _matmul_hint(case: Case, mismatch: Mismatch) -> str:
     return "out[row, col] is the dot product of row `row` of a and column `col` of b."
 
 
-def _matmul_error_hint(case: Case, error: str) -> str:
+def _matmul_error_hint(case: Case, error: KernelError) -> str:
     a, b = case.inputs
     m, k = a.shape
-    size = re.search(r"size there is (\d+)", error)
-    if size and int(size.group(1)) == k and k not in (m, b.shape[1]):
+    if getattr(error, "size", None) == k and k not in (m, b.shape[1]):
         return (
             f"an index ran past K = {k}: the inner loop must run over the shared dimension, "
             "`for k in range(a.shape[1])`."
@@ -317,7 +314,7 @@ def _sum_race_hint(race: Race) -> str:
     return race_hint(race)
 
 
-def _sum_error_hint(case: Case, error: str) -> str:
+def _sum_error_hint(case: Case, error: KernelError) -> str:
     (x,) = case.inputs
     bounds = out_of_bounds(error)
     if bounds and bounds[2] == 1 and x.size != 1:  # the 1-element output, indexed with i
@@ -541,9 +538,9 @@ def _stencil_hint(case: Case, mismatch: Mismatch) -> str:
     return _one_d_hint(mismatch, "out[i] = (x[i - 1] + x[i] + x[i + 1]) / 3, 0 for a missing x.")
 
 
-def _stencil_error_hint(case: Case, error: str) -> str:
+def _stencil_error_hint(case: Case, error: KernelError) -> str:
     (x,) = case.inputs
-    thread = _failing_thread(error, THREADS_1D)
+    thread = _failing_thread(case, error)
     bounds = out_of_bounds(error)
     if thread is not None and thread < x.size and bounds and bounds[0] == x.size:
         return (
@@ -704,7 +701,7 @@ def _bias_hint(case: Case, mismatch: Mismatch) -> str:
     return "out[row, col] = x[row, col] + bias[col]."
 
 
-def _bias_error_hint(case: Case, error: str) -> str:
+def _bias_error_hint(case: Case, error: KernelError) -> str:
     x, _ = case.inputs
     bounds = out_of_bounds(error)
     if bounds and bounds[1] == 0 and bounds[2] == x.shape[1] and x.shape[1] < x.shape[0]:
@@ -781,7 +778,7 @@ def _row_sums_hint(case: Case, mismatch: Mismatch) -> str:
     return _one_d_hint(mismatch, "out[row] is the sum of x[row, 0], ..., x[row, N-1].")
 
 
-def _row_sums_error_hint(case: Case, error: str) -> str:
+def _row_sums_error_hint(case: Case, error: KernelError) -> str:
     (x,) = case.inputs
     bounds = out_of_bounds(error)
     if bounds and bounds[1] == 1:

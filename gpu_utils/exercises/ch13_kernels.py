@@ -27,7 +27,6 @@ row's values, a factor, a shift, inf where a float16 sum overflows) and the reci
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import numpy as np
 
@@ -224,9 +223,16 @@ def _gemv_error_hint(case: Case, error) -> str:
             "the shared array holds one sum per warp: 2 slots for 64 threads, "
             "`cuda.shared.array(2, float32)`, indexed t // 32 (only lanes 0 write)."
         )
-    where = re.search(r"thread \((\d+), \d+, \d+\) of block \((\d+), \d+, \d+\)", str(error))
-    if where and index is not None and axis == 1 and size == cols and cols <= index < rows:
-        lane, block = int(where.group(1)), int(where.group(2))
+    thread, block = getattr(error, "thread", None), getattr(error, "block", None)
+    if (
+        thread
+        and block
+        and index is not None
+        and axis == 1
+        and size == cols
+        and cols <= index < rows
+    ):
+        lane, block = thread[0], block[0]
         if index % THREADS == lane and index != block:  # the column a thread walks to, not a row
             return (
                 f"thread {lane} of row {block} walked to column {index}, past the row's {cols} "
