@@ -22,6 +22,7 @@ LABS = (
     "lab08b_r6",
     "lab08b_r7",
     "lab08b_r8",
+    "lab08b_r9",
     "lab10_planner",
     "lab10_planner_r2",
     "lab10_planner_r3",
@@ -37,6 +38,7 @@ LABS = (
     "lab11_profile_r5",
     "lab11_profile_r6",
     "lab11_profile_r7",
+    "lab11_profile_r8",
     "lab12_triton",
     "lab12_triton_r2",
     "lab12_triton_r3",
@@ -47,6 +49,7 @@ LABS = (
     "lab12_triton_r8",
     "lab12_triton_r9",
     "lab12_triton_r10",
+    "lab12_triton_r11",
     "lab13_serving_r1",
     "lab13_serving_r2",
 )

@@ -37,6 +37,7 @@ observed and what to check.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import copy
 import functools
@@ -71,6 +72,45 @@ def _learner_line(error: BaseException, function) -> str:
     last = frames[-1]
     text = (linecache.getline(filename, last.lineno) or last.line or "").strip()
     return f" at line {last.lineno}" + (f": `{text}`" if text else "")
+
+
+def _line_values(error: BaseException, function) -> dict[str, object]:
+    """The values of the names on the learner's failing line (the innermost frame of the
+    learner's cell in the traceback), as that frame held them when the error was raised."""
+    filename = getattr(getattr(function, "__code__", None), "co_filename", None)
+    frame, line, tb = None, None, error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            frame, line = tb.tb_frame, tb.tb_lineno
+        tb = tb.tb_next
+    if frame is None:
+        return {}
+    text = linecache.getline(filename, line).strip()
+    for attempt in (text, text + " pass", text.removesuffix(":") + ": pass"):
+        try:
+            tree = ast.parse(attempt)
+            break
+        except SyntaxError:
+            continue
+    else:
+        return {}
+    names = dict.fromkeys(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
+    local = frame.f_locals
+    return {name: local[name] for name in names if name in local}
+
+
+def _described(values: dict[str, object]) -> str:
+    """'`future` is a 2 x 2 tensor of bool; `scores` is 2 x 2 x 5 x 5 (float32)' for the
+    tensors and plain numbers among ``values``; '' when there are none."""
+    parts = []
+    for name, value in values.items():
+        if isinstance(value, torch.Tensor):
+            dtype = str(value.dtype).removeprefix("torch.")
+            size = " x ".join(map(str, value.shape)) if value.dim() else "a single number"
+            parts.append(f"`{name}` is {size} ({dtype})")
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            parts.append(f"`{name}` is the Python {type(value).__name__} {value}")
+    return "; ".join(parts)
 
 
 def _short(error: BaseException) -> str:
@@ -114,6 +154,7 @@ def _raised(exercise_id: str, error: BaseException, answer, hints) -> CheckResul
     # type without a __dict__ keeps none
     with contextlib.suppress(AttributeError):
         error._course_where = where
+        error._course_values = _line_values(error, answer)
     hint = hints(error, text)
     if isinstance(hint, tuple):  # (what the checker observed besides the error, hint)
         seen, hint = hint
@@ -244,9 +285,32 @@ def _round(value: float) -> bool:
     return math.isclose(value, float(f"{value:.2g}"), rel_tol=1e-4)
 
 
-def _step_exception_hint(error: BaseException, text: str) -> str:
+def _step_exception_hint(error: BaseException, text: str):
     if isinstance(error, AttributeError) and any(t in text for t in _ITEM_TEXTS):
-        return ITEM_TOO_EARLY
+        numbers = {
+            n: v
+            for n, v in (getattr(error, "_course_values", None) or {}).items()
+            if isinstance(v, int | float) and not isinstance(v, bool)
+        }
+        if "attribute 'backward'" in text or not numbers:
+            return ITEM_TOO_EARLY
+        name, value = next(iter(numbers.items()))
+        kind = type(value).__name__
+        return (
+            f"On that line `{name}` is the Python {kind} {value}, where a tensor is needed.",
+            f"check where `{name}` comes from: a loop that unpacks pairs must name both parts in "
+            "their order (`enumerate(...)` yields (index, item) pairs: `for i, (tokens, "
+            "targets) in enumerate(micro_batches)`), and `.item()` turns a tensor into a "
+            "number only for the value you return.",
+        )
+    if "expected target dtype to be Long" in text or (
+        "expected scalar type Long" in text and "Float" in text
+    ):
+        return (
+            "`F.cross_entropy`'s targets are class indices, integers (int64, 'Long'): pass "
+            "the targets as they are, without `.float()`; a float target would be read as "
+            "a probability per class, of the logits' shape."
+        )
     if "does not require grad" in text:
         return DETACHED
     if isinstance(error, AttributeError) and "'NoneType' object has no attribute" in text:
@@ -502,13 +566,15 @@ class _Backwards:
 
     def __init__(self) -> None:
         self.count = 0
+        self.grad_calls = 0  # of them, calls of torch.autograd.grad (which fills no .grad)
         self.saved: dict = {}
         self.on: list[torch.Tensor] = []  # the tensors backward() ran on, in order
 
-    def _counting(self, function):
+    def _counting(self, function, name: str):
         @functools.wraps(function)
         def counted(*args, **kwargs):
             self.count += 1
+            self.grad_calls += name == "grad"
             first = args[0] if args else kwargs.get("tensors", kwargs.get("outputs"))
             for t in first if isinstance(first, (list, tuple)) else (first,):
                 if isinstance(t, torch.Tensor):
@@ -520,7 +586,7 @@ class _Backwards:
     def __enter__(self) -> _Backwards:
         for name in self.NAMES:
             self.saved[name] = getattr(torch.autograd, name)
-            setattr(torch.autograd, name, self._counting(self.saved[name]))
+            setattr(torch.autograd, name, self._counting(self.saved[name], name))
         return self
 
     def __exit__(self, *_) -> None:
@@ -905,6 +971,7 @@ def _judge_step(
         "check any factor you multiply or divide it by."
     ),
     calls: int | None = None,
+    grad_calls: int = 0,
     tracked: bool | None = None,
     logits=lambda: None,
     tied: dict | None = None,
@@ -916,7 +983,8 @@ def _judge_step(
 
     ``backward`` is (gradients accumulated before the step ran, in the whole call), counted by
     hooks on the parameters: whether and when ``backward()`` ran. ``calls``: how many times
-    ``backward()`` was called (None: not counted); ``tracked``: whether the model's forward
+    ``backward()`` was called (None: not counted), ``grad_calls`` how many of them were
+    ``torch.autograd.grad``; ``tracked``: whether the model's forward
     passes returned logits that carry autograd (None: no forward pass); ``logits()``: (what,
     hint) read from the gradients at the logits (:func:`_logit_evidence`), tried before a
     factor or a generic message; ``params``: the parameters the gradients were taken at (a
@@ -926,6 +994,15 @@ def _judge_step(
     nth = f"call {k + 1}"
     before_step, in_call = backward
     if _empty(at_step):
+        if in_call == 0 and grad_calls and grad_calls == calls:
+            return (
+                f"In {nth}, `torch.autograd.grad` ran ({grad_calls}x), but when "
+                "`optimizer.step()` ran no parameter's `.grad` held a gradient.",
+                "`torch.autograd.grad` returns the gradients, it does not store them: the step "
+                "reads `.grad`. Assign each to its parameter (`p.grad = g`), looping over a "
+                "list of the parameters (`model.parameters()` is a generator, used up after "
+                "one pass), or call `loss.backward()`, which fills `.grad` itself.",
+            )
         if in_call == 0 and calls and tracked:
             return (
                 f"In {nth}, `backward()` ran ({calls}x), but no gradient reached the logits "
@@ -1193,9 +1270,7 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
             lambda _: accumulated.__setitem__(0, accumulated[0] + 1)
         )
     watch = _Watch(model)
-    optimizer.register_step_pre_hook(
-        lambda *_: seen.append((_grads(model), accumulated[0], len(watch.forwards)))
-    )
+    _on_step(optimizer, lambda: (_grads(model), accumulated[0], len(watch.forwards)), seen)
     tied = _tied(model)
     left: dict | None = None
     losses = []
@@ -1265,6 +1340,7 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
                 backward,
                 task.tokens(call),
                 calls=backwards.count,
+                grad_calls=backwards.grad_calls,
                 tracked=any(f.tracked for f in forwards) if forwards else None,
                 tied=tied,
                 params=before,
@@ -1355,6 +1431,25 @@ def _left_over(got: dict, expected: dict, left: dict | None) -> list[str]:
     return stale if len(stale) == len(wrong) else []
 
 
+def _on_step(optimizer, record, seen: list) -> None:
+    """Append ``record()`` to ``seen`` for each ``optimizer.step()``, taken when the step reads
+    the gradients: before it runs, or, for a step given a closure (``optimizer.step(closure)``,
+    which runs the forward and backward itself), once the step has run."""
+    closing = [False]
+
+    def before(optimizer, args, kwargs) -> None:
+        seen.append(record())
+        # args starts with the optimizer itself (torch passes the step's self), then a closure
+        closing[0] = any(callable(a) for a in args[1:]) or callable(kwargs.get("closure"))
+
+    def after(optimizer, args, kwargs) -> None:
+        if closing[0]:
+            seen[-1] = record()
+
+    optimizer.register_step_pre_hook(before)
+    optimizer.register_step_post_hook(after)
+
+
 def _right_when_first(pristine, model_before, call, expected) -> bool:
     """Whether the answer, made again as before its first call and given this call first (a
     scratch model at the same weights, a new optimizer), steps on the right gradients."""
@@ -1362,7 +1457,7 @@ def _right_when_first(pristine, model_before, call, expected) -> bool:
         return False
     model, optimizer = _scratch(model_before)
     seen = []
-    optimizer.register_step_pre_hook(lambda *_: seen.append(_grads(model)))
+    _on_step(optimizer, lambda: _grads(model), seen)
     try:
         pristine()(model, optimizer, *_clone(call))
     except (Exception, SystemExit):
@@ -1845,6 +1940,9 @@ class BlockEvidence:
     #: at a one-position sequence, with the inputs of ln1 and qkv right: the one constant factor
     #: between the input of proj and the right one (attention's output there is v itself)
     single_factor: float | None = None
+    #: (line, text) of a line of the answer that reduces over the queries' axis of the scores
+    #: (dim=-2 or 2: a max, sum or softmax across positions), or None
+    query_reduction: tuple[int, str] | None = None
 
 
 def _moved(a: torch.Tensor, b: torch.Tensor) -> tuple[tuple[int, ...], bool]:
@@ -2194,7 +2292,28 @@ def _block_evidence(answer, block, x, out, expected, shape, g) -> BlockEvidence:
         scale=scale,
         d_head=h // block.attn.config.n_heads,
         single_factor=single_factor,
+        query_reduction=_query_reduction(answer),
     )
+
+
+_QUERY_AXIS = re.compile(
+    r"\.(amax|max|sum|softmax|log_softmax|logsumexp|mean)\(\s*(dim\s*=\s*)?(-2|2)\b"
+    r"|\b(softmax|log_softmax|logsumexp|amax|max|sum)\([^()]*,\s*(dim\s*=\s*)?(-2|2)\b"
+)
+
+
+def _query_reduction(answer) -> tuple[int, str] | None:
+    """The first line of the answer's source that reduces over dim -2 (or 2): on the
+    (batch, heads, seq, seq) scores, across the queries instead of the keys."""
+    try:
+        lines, first = inspect.getsourcelines(answer)
+    except (OSError, TypeError):
+        return None
+    for offset, text in enumerate(lines):
+        code = text.split("#", 1)[0]
+        if _QUERY_AXIS.search(code):
+            return first + offset, text.strip()
+    return None
 
 
 def _single_factor(answer, block, x) -> float | None:
@@ -2363,6 +2482,17 @@ def _block_hint(ev: BlockEvidence) -> tuple[str, str]:
                         "merge batch and sequence (`view(b * s, ...)`, a reshape that drops the "
                         "batch axis) before the scores.",
                     )
+                if ev.query_reduction:
+                    line, text = ev.query_reduction
+                    return (
+                        what + f" A later token reached them inside attention; line {line}, "
+                        f"`{text}`, reduces over dim -2, the queries' axis of the scores.",
+                        "a softmax's maximum and sum run over the keys, the last axis: "
+                        "`.amax(dim=-1, keepdim=True)`, `.sum(dim=-1, keepdim=True)`, "
+                        "`softmax(dim=-1)`. Over dim -2 each key's column mixes every query, "
+                        "later ones included, and the weights are no longer each row's "
+                        "softmax.",
+                    )
                 return what + " A later token reached them inside attention.", PARTIAL_LEAK
             if ev.single is False:
                 return what + " A one-position sequence is right.", LOOKS_AHEAD
@@ -2509,10 +2639,63 @@ def _block_error_evidence(case: int, error: BaseException, text: str):
                 f"{stale[0]}, an earlier call's sequence length, and {s}, this call's.",
                 STALE_LENGTH,
             )
-    return _block_exception_hint(error, text)
+    return _block_exception_hint(error, text, BLOCK_CASES[case])
 
 
-def _block_exception_hint(error: BaseException, text: str) -> str:
+def _shape_evidence(error: BaseException, sizes: tuple | None = None) -> tuple[str, str] | None:
+    """For a shape error: (the sizes of the tensors on the failing line, a hint read from them,
+    or "" when they name no cause); None when the line holds no tensor the checker can see.
+    ``sizes``: the case's (d_model, heads, batch, seq), when known."""
+    h, heads, batch, seq = sizes or (None, None, None, None)
+    values = getattr(error, "_course_values", None) or {}
+    seen = _described(values)
+    if not seen:
+        return None
+    what = f"On that line {seen}."
+    line = getattr(error, "_course_where", "")
+    tensors = {n: v for n, v in values.items() if isinstance(v, torch.Tensor)}
+    for name in re.findall(r"\b(\w+)\.T\b", line):
+        t = tensors.get(name)
+        if t is not None and t.dim() > 2:
+            return what, (
+                f"`{name}.T` reverses all {t.dim()} axes of `{name}` (batch and heads too), not "
+                f"just the last two: to swap the positions and the head features, use "
+                f"`{name}.transpose(-2, -1)` (or `{name}.mT`)."
+            )
+    masks = [(n, t) for n, t in tensors.items() if t.dim() == 2 and t.shape[0] == t.shape[1]]
+    scores = [t for t in tensors.values() if t.dim() >= 3 and t.shape[-1] == t.shape[-2]]
+    for name, mask in masks:
+        for score in scores:
+            if score.shape[-1] != mask.shape[0]:
+                m, positions = mask.shape[0], score.shape[-1]
+                batch = " (the batch size, `x.shape[0]`)" if m == score.shape[0] else ""
+                return what, (
+                    f"`{name}` is {m} x {m}{batch}, but the scores it goes with are "
+                    f"{positions} x {positions} (query by key positions): size the mask by the "
+                    "sequence length, `s = x.shape[1]`, "
+                    "`torch.ones(s, s, dtype=torch.bool).triu(1)`."
+                )
+    if seq and heads and seq != heads:
+        for name, t in tensors.items():
+            if t.dim() == 4 and t.shape[1] == seq and t.shape[2] == heads:
+                return what, (
+                    f"`{name}` is (batch, seq, heads, ...) = {' x '.join(map(str, t.shape))}: "
+                    "the heads are split but still behind the positions, so the scores pair "
+                    "heads instead of positions: " + HEADS_SHAPE
+                )
+    if h:
+        for name, t in tensors.items():
+            if t.dim() >= 2 and t.shape[-1] == 3 * h:
+                return what, (
+                    f"`{name}` still has 3 x d_model = {3 * h} features: q, k and v come out of "
+                    "`qkv` side by side along the last dimension, so cut them apart along it, "
+                    f"`.split({h}, dim=-1)` or `.chunk(3, dim=-1)` (another axis cuts the "
+                    "positions or the batch instead)."
+                )
+    return what, ""
+
+
+def _block_exception_hint(error: BaseException, text: str, sizes: tuple | None = None):
     shapes = (
         "must match the size",
         "shape '",
@@ -2539,8 +2722,29 @@ def _block_exception_hint(error: BaseException, text: str) -> str:
             "result no longer lines up with the tensor it is combined with. Keep that "
             f"dimension: `.{reduction.group(1)}(dim=-1, keepdim=True)`."
         )
+    if "only supports boolean masks" in text:
+        return (
+            "`masked_fill` takes a boolean mask (True where the value is replaced): make it "
+            "with `dtype=torch.bool`, `torch.ones(s, s, dtype=torch.bool).triu(1)`, or turn a "
+            "0/1 mask into one with `mask.bool()`."
+        )
     if isinstance(error, RuntimeError) and any(t in text for t in shapes):
-        return HEADS_SHAPE
+        evidence = _shape_evidence(error, sizes)
+        if evidence is None:
+            return HEADS_SHAPE
+        what, hint = evidence
+        if hint:
+            return what, hint
+        if re.search(r"\.(view|reshape|transpose|permute|split|chunk|flatten)\(", line) or any(
+            isinstance(v, torch.Tensor) and v.dim() == 4
+            for v in (getattr(error, "_course_values", None) or {}).values()
+        ):
+            return what, HEADS_SHAPE
+        return what, (
+            "compare those sizes with what a block works on: x is (batch, seq, d_model), and "
+            "each head's q, k and v are (batch, heads, seq, d_head), with d_head = d_model // "
+            "n_heads; the scores are (batch, heads, seq, seq)."
+        )
     if isinstance(error, ValueError) and "values to unpack (expected 3)" in text:
         return (
             "q, k and v are three pieces of qkv's output along its last dimension, each of "

@@ -778,6 +778,24 @@ def _layernorm_affine(x, w, b, got) -> str:
             )
     # the bias divided by the row's standard deviation too: y = (x_hat * w) + b * rstd_i
     residual = got.astype(np.float64) - xhat * w
+    per_row = residual[:, :1]
+    if (
+        residual.shape[1] > 1
+        and np.isfinite(residual).all()
+        and _close(residual, np.broadcast_to(per_row, residual.shape), atol=1e-3)
+        and not _close(residual, np.broadcast_to(b, residual.shape), atol=1e-3)
+    ):
+        rows = residual.shape[0]
+        which = (
+            " (row r gets b[r])"
+            if rows <= len(b) and _close(per_row[:, 0], b[:rows].astype(np.float64), atol=1e-3)
+            else ""
+        )
+        return (
+            "your output is the normalised x times w, plus one number per row" + which + ": "
+            "the bias has one value per column, like w. Load it at the row's columns, "
+            "`tl.load(b_ptr + cols, mask=mask)`, and add it element by element."
+        )
     if np.isfinite(residual).all() and np.abs(b).max() > 1e-3:
         c = (residual * b).sum(axis=1) / (b * b).sum()
         if (
@@ -806,6 +824,43 @@ def _layernorm_affine(x, w, b, got) -> str:
             "x - mean (rows of mean 0 would come out right). Centre it first: "
             "`y = (x - mean) * rstd * w + b`."
         )
+    return ""
+
+
+def _layernorm_divisor(case: TritonCase, got: np.ndarray) -> str:
+    """The hint when the row's sums are divided by another size than n_cols: BLOCK_SIZE (the
+    padded width) or a row stride, each named when it has that value; "" otherwise."""
+    x, w, b = case.extra["x"], case.extra["w"], case.extra["b"]
+    x64, n = x.astype(np.float64), x.shape[1]
+    names: dict[int, list[str]] = {}
+    for name, value in (
+        ("BLOCK_SIZE", case.constexprs.get("BLOCK_SIZE")),
+        ("x_row_stride", case.args.get("x_row_stride")),
+        ("out_row_stride", case.args.get("out_row_stride")),
+    ):
+        if isinstance(value, int) and value != n:
+            names.setdefault(value, []).append(name)
+    for size, named in names.items():
+        mean = x64.sum(axis=1, keepdims=True) / size
+        diff = x64 - mean
+        for var in (
+            (diff**2).sum(axis=1, keepdims=True) / n,
+            (diff**2).sum(axis=1, keepdims=True) / size,
+            ((diff**2).sum(axis=1, keepdims=True) + (size - n) * mean**2) / n,
+            ((diff**2).sum(axis=1, keepdims=True) + (size - n) * mean**2) / size,
+        ):
+            y = (diff / np.sqrt(var + EPS) * w + b).astype(np.float32)
+            if _close(got, y, rtol=1e-4, atol=1e-4):
+                said = (
+                    f"{named[0]} = {size}"
+                    if len(named) == 1
+                    else f"{size}, the value here of both {' and '.join(named)}"
+                )
+                return (
+                    f"your mean is divided by {said}, not by n_cols = {n}: divide the row's "
+                    "sums by `n_cols`, the number of real columns; the block's padding lanes "
+                    "and the row stride are not part of the row."
+                )
     return ""
 
 
@@ -899,22 +954,9 @@ def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
         return "add the bias b after scaling by w: `y = (x - mean) * rstd * w + b`."
     if _close(got, _layernorm_np(x, np.ones_like(w), b), rtol=1e-4, atol=1e-4):
         return "multiply by the weight w before adding b: `y = (x - mean) * rstd * w + b`."
-    if block != x.shape[1]:
-        x64, n = x.astype(np.float64), x.shape[1]
-        mean_b = x64.sum(axis=1, keepdims=True) / block
-        diff_b = x64 - mean_b
-        for var in (
-            (diff_b**2).sum(axis=1, keepdims=True) / n,
-            (diff_b**2).sum(axis=1, keepdims=True) / block,
-            ((diff_b**2).sum(axis=1, keepdims=True) + (block - n) * mean_b**2) / n,
-            ((diff_b**2).sum(axis=1, keepdims=True) + (block - n) * mean_b**2) / block,
-        ):
-            y = (diff_b / np.sqrt(var + EPS) * w + b).astype(np.float32)
-            if _close(got, y, rtol=1e-4, atol=1e-4):
-                return (
-                    f"your mean is divided by BLOCK_SIZE = {block}, the padded width: divide "
-                    f"the row's sums by n_cols = {n}, the number of real columns."
-                )
+    divisor = _layernorm_divisor(case, got)
+    if divisor:
+        return divisor
     affine = _layernorm_affine(x, w, b, got)
     if affine:
         return affine
@@ -1243,6 +1285,26 @@ def _matmul_k_steps(case: TritonCase, mismatch: Mismatch) -> str:
                 f"rows k to k + BLOCK_K - 1, `{side}_ptrs += BLOCK_K * stride_{side}k` once "
                 "per step."
             )
+    for mapping in itertools.product(every, repeat=steps):  # both pointers, the same blocks
+        if mapping == tuple(every):
+            continue
+        total = sum(part(j, m, m) for j, m in enumerate(mapping))
+        if not _close(got, act(total), rtol=1e-3, atol=1e-3):
+            continue
+        schedule = ", ".join(f"{j}->{m}" for j, m in enumerate(mapping))
+        by_k = all(m == min(j * (j - 1) // 2, steps - 1) for j, m in enumerate(mapping))
+        return (
+            f"at K step j your a and b pointers are at K block m (j->m: {schedule}) {said}: "
+            "they do not move by one block per step. "
+            + (
+                "That is what an advance by k, the step's start, gives (0, then BLOCK_K, then "
+                "2 * BLOCK_K, ... added up): advance by one block each step, "
+                "`a_ptrs += BLOCK_K * stride_ak`, `b_ptrs += BLOCK_K * stride_bk`."
+                if by_k
+                else "At step j both must point at K block j: advance them by one block per "
+                "step, `a_ptrs += BLOCK_K * stride_ak`, `b_ptrs += BLOCK_K * stride_bk`."
+            )
+        )
     return ""
 
 
@@ -1762,6 +1824,26 @@ def _attention_candidates(case: TritonCase) -> list[tuple[np.ndarray, str]]:
                 "CAUSAL is False here: apply the causal mask only `if CAUSAL:`.",
             )
         )
+    if k.shape == v.shape:
+        found.append(
+            (
+                _attention_np(q, k, k, causal, scale),
+                "your output averages the keys, not the values: the accumulator adds `p @ k` "
+                "where `tl.dot(p, v)` belongs (v loaded at the same offsets as k, from `v_ptr`).",
+            )
+        )
+    if causal:  # the loop stops after the query's block, but its own block is left unmasked
+        bm = case.constexprs["BLOCK_M"]
+        rows, cols = np.indices((q.shape[0], k.shape[0]))
+        found.append(
+            (
+                _flash_np(q, k, v, False, scale, block, keep=cols < (rows // bm + 1) * bm),
+                "each query also attends to the later keys of its own block (the last row of "
+                "every query block, which has none, is right): stopping the key loop after the "
+                "query block skips the future blocks, but the diagonal block still needs the "
+                "mask, `tl.where(offs_m[:, None] >= offs_n[None, :], s, -float('inf'))`.",
+            )
+        )
     for changes, causal_only, text in _ATTENTION_MISTAKES:
         if causal_only and not causal:
             continue
@@ -2153,7 +2235,11 @@ def _cross_entropy_np(h, w, target, block, mistake=""):
     exp(m_new - m)), "lse_added" (each block's log-sum-exp added), "last_block" (the running
     sum overwritten each block), "no_max" (m left out of m + log(s)), "no_target" (target
     logit not subtracted), "local_target" (the target compared with the column in the block),
-    "fp16_logits" (the logits rounded to float16)."""
+    "fp16_logits" (the logits rounded to float16), "max_logit" (the row's largest logit
+    subtracted instead of the target's), "first_w_block" (the block of w loaded once, before
+    the loop: column j's logit uses w's row j mod ``block``)."""
+    if mistake == "first_w_block":
+        w = w[np.arange(len(w)) % block]
     logits = h.astype(np.float64) @ w.astype(np.float64).T
     if mistake == "fp16_logits":
         logits = logits.astype(np.float16).astype(np.float64)
@@ -2179,6 +2265,8 @@ def _cross_entropy_np(h, w, target, block, mistake=""):
         picked = product.sum(axis=1, dtype=np.float16).astype(np.float64)[:, None]
     if mistake == "no_target":
         picked = np.zeros((rows, 1))
+    if mistake == "max_logit":
+        picked = logits.max(axis=1, keepdims=True)
     if mistake == "local_target":  # the block's own column j compared with the target
         picked = np.zeros((rows, 1))
         for row in range(rows):
@@ -2284,6 +2372,18 @@ _CROSS_ENTROPY_MISTAKES = (
         "local_target",
         "the target's logit is picked with the column inside the block: compare the target "
         "with the global column, `v0 + tl.arange(0, BLOCK_V)`.",
+    ),
+    (
+        "max_logit",
+        "your loss subtracts the row's largest logit (m + log(s) - m = log(s)), not the "
+        "target's: pick the logit of the column that equals the row's target, "
+        "`tl.sum(tl.where(cols[None, :] == target[:, None], logits, 0.0), axis=1)`.",
+    ),
+    (
+        "first_w_block",
+        "every vocabulary block of yours uses the logits of the first block's rows of w: the "
+        "block of w is loaded once, before the loop. Load it inside the loop, at the block's "
+        "own columns, `w_ptr + cols[:, None] * stride_w + dims[None, :]`.",
     ),
 )
 

@@ -398,6 +398,14 @@ def _hint(case: TritonCase, mismatch: Mismatch) -> str:
             "Jacobian. Cross-entropy's gradient at the logits is simply p - onehot(target), "
             "`(tl.exp(x - lse) - onehot) * dloss`: the Jacobian's other terms cancel the rest."
         )
+    with np.errstate(over="ignore"):
+        sigmoid = 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
+    if _close(got, (sigmoid - onehot) * d[:, None], written):
+        return (
+            "your probabilities are the sigmoid of each logit, 1 / (1 + exp(-x)), as in binary "
+            "cross-entropy: each logit on its own. Cross-entropy's are the softmax over the row, "
+            "`tl.exp(x - lse)` with the row's saved log-sum-exp (`lse_ptr + row`)."
+        )
     log_softmax = x.astype(np.float64) - case.extra["lse"][:, None]
     if _close(got, (log_softmax - onehot) * d[:, None], written):
         return (
