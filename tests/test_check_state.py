@@ -282,3 +282,16 @@ def test_a_chapter_01_check_loads_neither_torch_nor_other_chapters():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     ).stdout
     assert out.strip() == "False ['gpu_utils.exercises.ch01_why_gpus']", out
+
+
+def test_a_checker_failure_names_no_course_module():
+    """A TypeError raised inside the course (Python names the function by its dotted path)
+    reaches the learner without the package's module names (lab10_planner_r9's first run)."""
+    from gpu_utils.exercises._worker import _checker_failed
+
+    error = TypeError(
+        "gpu_utils.many_gpus.parallelism.evaluate() argument after ** must be a mapping"
+    )
+    result = _checker_failed("planner_defend", error, frozenset())
+    assert "gpu_utils" not in result.message, result.message
+    assert "evaluate() argument after ** must be a mapping" in result.message

@@ -31,6 +31,7 @@ LABS = (
     "lab10_planner_r6",
     "lab10_planner_r7",
     "lab10_planner_r8",
+    "lab10_planner_r9",
     "lab11_profile",
     "lab11_profile_r2",
     "lab11_profile_r3",
@@ -50,6 +51,7 @@ LABS = (
     "lab12_triton_r9",
     "lab12_triton_r10",
     "lab12_triton_r11",
+    "lab12_triton_r12",
     "lab13_serving_r1",
     "lab13_serving_r2",
 )

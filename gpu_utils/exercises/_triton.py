@@ -13,6 +13,7 @@ code that a GPU would not accept fails too.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import copyreg
 import inspect
@@ -20,6 +21,7 @@ import linecache
 import os
 import re
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -488,6 +490,16 @@ def _out_of_bounds(spans, filename, access, addresses, itemsize, program, call) 
         whole = np.unique(offsets).size == (past.max() - past.min() + 1) * span.sizes[1]
         if whole and (past >= span.sizes[0]).all() and (within < span.sizes[1]).all():
             error.rows_past = (int(past.min()), int(past.max()), int(span.sizes[0]))
+    if len(span.sizes) == 2 and span.strides[0] > 0 and offsets.size and program and program[0]:
+        # one row past the end, the program's index times a constant: the row is computed as
+        # a 1-D kernel's block start, program_id(0) * BLOCK_SIZE
+        hit = np.unique(offsets // span.strides[0])
+        p = int(program[0])
+        k = int(hit[0]) // p if hit.size == 1 else 0
+        # k a power of two, as a block size is (a matmul's K tail past a contiguous tensor's
+        # end also lands in one row past the last, at another multiple)
+        if k > 1 and k & (k - 1) == 0 and hit[0] >= span.sizes[0] and hit[0] % p == 0:
+            error.row_times = (p, int(hit[0]), k)
     error.gap = locals().get("gap")
     error.own_row = bool(locals().get("own_row"))
     error.per_program = _per_program(span, offsets, program)
@@ -905,6 +917,14 @@ def explain(error: BaseException, filename: str) -> LaunchError:
                 f"`{owner}`: each tensor has its own layout"
                 + (f"; use `{mine}` for `{cause.tensor}`." if mine else ".")
             )
+        elif getattr(cause, "row_times", None):
+            p, row, k = cause.row_times
+            hint = (
+                f"program {p} reached row {row} = {p} x {k} of `{cause.tensor}`, which has "
+                "fewer rows: with one program per row, the row is `tl.program_id(0)` itself; "
+                f"multiplied by {k} (a block's size?) it is where a 1-D kernel's block starts, "
+                "not a row."
+            )
         elif getattr(cause, "per_program", None) and not store:
             p, first, last, n = cause.per_program
             hint = (
@@ -1130,6 +1150,19 @@ def _compile_failure(function, outcome) -> tuple[str, str] | None:
     reason = [part for part in message.strip().splitlines() if part.strip()]
     reason = _INTERNAL.sub("...", reason[-1]) if reason else kind
     where = f"line {line}: `{source}`" if line else "one line of your kernel"
+    carried = re.search(
+        r"Loop-carried variable (\w+) has initial type (.+?) but is re-assigned to (.+?) in loop",
+        message,
+    )
+    if carried:
+        name, before, after = carried.groups()
+        return (
+            "Correct in the interpreter, but Triton's compiler rejects it for a GPU at "
+            f"{where}: `{name}` enters the loop as {before} and leaves it as {after}.",
+            f"a compiled loop keeps each variable's type: start `{name}` as what the loop "
+            f"makes of it, e.g. `{name} = tl.zeros((BLOCK_SIZE,), dtype=tl.float32)` for a "
+            f"block (or keep it a scalar and add `tl.sum(...)` of each block to it).",
+        )
     operands = operand_problem(message, source)
     if operands:
         return (
@@ -1144,6 +1177,151 @@ def _compile_failure(function, outcome) -> tuple[str, str] | None:
         "blocks, `if`/`for`/`while` on scalars and constexprs, and no Python objects such as "
         "lists, strings built at run time, NumPy or torch calls.",
     )
+
+
+# --- what the kernel's source shows ------------------------------------------------------------
+
+#: ``tl`` functions called for what they do, not for a value: a call of any other whose result
+#: is thrown away changes nothing.
+_EFFECTS = {
+    "store",
+    "debug_barrier",
+    "device_print",
+    "static_print",
+    "static_assert",
+    "device_assert",
+}
+
+
+def _kernel_tree(function):
+    """(the parsed source of ``function``, the line number of its first line) or (None, 0)."""
+    try:
+        lines, first = inspect.getsourcelines(function)
+        return ast.parse(textwrap.dedent("".join(lines))), first
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None, 0
+
+
+def _tl_call(node) -> str:
+    """'dot' for a call ``tl.dot(...)`` (any module alias ending in ``tl`` or ``language``)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        owner = node.func.value
+        if isinstance(owner, ast.Name) and owner.id in ("tl", "language", "triton_language"):
+            return node.func.attr
+    return ""
+
+
+def _discarded(tree, first: int) -> tuple[int, str, str] | None:
+    """(line, function, text) of a ``tl`` call used as a statement whose result is lost
+    (``tl.dot(a, b, acc)`` on its own line)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr):
+            name = _tl_call(node.value)
+            if name and name not in _EFFECTS and not name.startswith("atomic_"):
+                return first + node.lineno - 1, name, ast.unparse(node.value)
+    return None
+
+
+def _outputs_read(function, tree, first: int, outputs: Sequence[str]) -> tuple[int, str] | None:
+    """(line, name) of a ``tl.load`` whose address is built from an output's pointer (directly
+    or through names derived from it)."""
+    derived = _provenance(function, set(outputs))
+    for node in ast.walk(tree):
+        if _tl_call(node) == "load" and node.args:
+            used = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
+            hit = sorted(set().union(*(derived.get(u, set()) for u in used)) & set(outputs))
+            if hit:
+                return first + node.lineno - 1, hit[0]
+    return None
+
+
+def _chained_mask(tree, first: int) -> tuple[int, str] | None:
+    """(line, text) of a comparison with ``&`` or ``|`` inside it unparenthesised:
+    ``a < M & b < N`` is Python's chained comparison ``a < (M & b) < N``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            parts = [node.left, *node.comparators]
+            if len(node.ops) > 1 and any(
+                isinstance(p, ast.BinOp) and isinstance(p.op, ast.BitAnd | ast.BitOr) for p in parts
+            ):
+                return first + node.lineno - 1, ast.unparse(node)
+    return None
+
+
+def _infinite_dot_operand(tree, first: int) -> tuple[int, str] | None:
+    """(line, name) of a block loaded with ``other=`` an infinity and then multiplied in a
+    ``tl.dot``: its padded lanes make inf - inf or inf x 0, NaN, in the dot product."""
+    padded = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _tl_call(node.value) == "load":
+            other = next((k.value for k in node.value.keywords if k.arg == "other"), None)
+            if other is not None and "inf" in ast.unparse(other):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        padded[target.id] = first + node.lineno - 1
+    for node in ast.walk(tree):
+        if _tl_call(node) == "dot":
+            used = {n.id for a in node.args for n in ast.walk(a) if isinstance(n, ast.Name)}
+            hit = sorted(used & set(padded))
+            if hit:
+                return padded[hit[0]], hit[0]
+    return None
+
+
+def _stores(function) -> bool:
+    """Whether the kernel's source calls ``tl.store``."""
+    tree, _ = _kernel_tree(function)
+    return tree is not None and any(_tl_call(n) == "store" for n in ast.walk(tree))
+
+
+def source_hint(function, outputs: Sequence[str]) -> tuple[str, str] | None:
+    """(what the kernel's source shows, a hint) for a kernel whose results are wrong, from its
+    code alone: an unparenthesised mask, an output read back, a value computed and dropped."""
+    tree, first = _kernel_tree(function)
+    if tree is None:
+        return None
+    chained = _chained_mask(tree, first)
+    if chained:
+        line, text = chained
+        return (
+            f"Line {line} compares with `&` between two comparisons, unparenthesised: `{text}`.",
+            "in Python `&` binds tighter than `<`, so `a < M & b < N` is the chained "
+            "comparison `a < (M & b) < N`, not two bounds joined: parenthesise each, "
+            "`(offs_m[:, None] < M) & (offs_n[None, :] < N)`.",
+        )
+    read = _outputs_read(function, tree, first, outputs)
+    if read:
+        line, name = read
+        return (
+            f"Line {line} loads from `{name}`, an output: it holds whatever was there before "
+            "the launch (the checker fills it with NaN).",
+            f"`{name}` is written, not read: compute each value from the inputs and store it "
+            "(overwrite, do not add to what the output held), reading every input from its "
+            "own pointer with its own strides.",
+        )
+    infinite = _infinite_dot_operand(tree, first)
+    if infinite:
+        line, name = infinite
+        return (
+            f"Line {line} pads `{name}` with an infinity (`other=`), and `{name}` goes into a "
+            "`tl.dot`.",
+            "in a dot product the padded lanes meet other values: inf x 0 and inf - inf are "
+            "NaN, which spreads to the whole row. Load the operands with `other=0.0` (a zero "
+            "adds nothing to a dot product) and give the padded columns of the result -inf, "
+            "`tl.where(cols[None, :] < vocab, logits, -float('inf'))`.",
+        )
+    dropped = _discarded(tree, first)
+    if dropped:
+        line, name, text = dropped
+        return (
+            f"Line {line} computes `{text}` and throws the result away.",
+            f"Triton's functions return a new value and change nothing in place: assign the "
+            f"result of `tl.{name}`"
+            + (
+                ", `acc = tl.dot(a, b, acc)`." if name == "dot" else ", `x = tl." + name + "(...)`."
+            ),
+        )
+    return None
 
 
 # --- the exercise -------------------------------------------------------------------------------
@@ -1246,6 +1424,10 @@ def triton_exercise(
             return failed(id, wrong_call, f"the expected signature is {signature}.")
         before = {n: _copy(v) if _is_tensor(v) else v for n, v in args.items()}
         names = list(inspect.signature(function).parameters)
+        positions = {n: i for i, n in enumerate(args)}  # the documented order
+        output_params = [
+            names[positions[o]] for o in case.outputs if positions.get(o, len(names)) < len(names)
+        ]
         problem = _launch(kernel, function, case, args)
 
         def probe(chosen: TritonCase) -> Probe:
@@ -1259,6 +1441,9 @@ def triton_exercise(
             )
 
         if problem is not None:
+            shown = source_hint(function, output_params)
+            if problem.kind == "out_of_bounds" and shown and "`&`" in shown[0]:
+                return failed(id, f"With {case.label}: {problem.text} {shown[0]}", shown[1])
             why = explained(error_hint, case, problem) or problem.hint
             return failed(id, f"With {case.label}: {problem.text}", why)
         changed = _changed_input(case, before, args)
@@ -1278,6 +1463,18 @@ def triton_exercise(
                 f"line {line} builds the pointers into `{tensor}` with `{stride}`, the stride "
                 f"of `{owner}`: each tensor has its own layout"
                 + (f"; use `{mine}` for `{tensor}`." if mine else "."),
+            )
+        shown = source_hint(function, output_params)
+        if shown:
+            return failed(id, f"With {case.label}: {mismatch.describe()} {shown[0]}", shown[1])
+        if mismatch.unwritten.all() and _stores(function):
+            return failed(
+                id,
+                f"With {case.label}: {wrote_nothing_text([mismatch.name])}",
+                "your kernel calls `tl.store`, yet no element was written: every lane's mask "
+                "was False, or the addresses fell elsewhere. Check the offsets each program "
+                "computes from its index, `tl.program_id(0)` (`tl.num_programs(0)` is the "
+                "number of programs, the same for all), and the mask they are compared with.",
             )
         if mismatch.unwritten.all():
             return failed(

@@ -98,6 +98,9 @@ def _rebuild(kind: str, obj):
 
 
 _PATH = re.compile(r"(?:[A-Za-z]:)?[\\/][^\s:'\"()]*\.py\b(?::\d+)?")
+#: A dotted name inside the course's package (``gpu_utils.many_gpus.parallelism.evaluate()``,
+#: as Python names a function in a TypeError): shortened to its last part.
+_COURSE_NAME = re.compile(r"\bgpu_utils(?:\.\w+)*\.(\w+)")
 
 
 def _warning_note(message, category, files: frozenset[str]) -> str:
@@ -141,6 +144,7 @@ def _checker_failed(exercise_id: str, error: BaseException, files: frozenset[str
             source = linecache.getline(frame.f_code.co_filename, lineno).strip()
             line = f" It happened while running your line {lineno}: `{source}`."
     text = _PATH.sub("", str(error).strip().splitlines()[0] if str(error).strip() else "")
+    text = _COURSE_NAME.sub(r"\1", text)
     text = text if len(text) < 200 else text[:197] + "..."
     return failed(
         exercise_id,

@@ -1467,6 +1467,23 @@ def hint_from(figure: Figure, evidence: Evidence) -> str:
     )
 
 
+def _other_best(x: parallelism.Layout, best: parallelism.Layout) -> bool:
+    """Whether the planner's best layout is another than the evaluated ``x``."""
+    return not (
+        _close(x.step_time, best.step_time, 1e-9)
+        and _close(x.memory_per_gpu, best.memory_per_gpu, 1e-9)
+    )
+
+
+def _best_layout_copied(name: str, best: parallelism.Layout) -> str:
+    """The hint when a defence's figure is the planner's for its best layout, not the answer's."""
+    return (
+        f"your {name} is the planner's figure for its best layout ({best.short()}), not for "
+        "yours: the defence predicts for the layout it defends, `my_layout()`, with your own "
+        "prediction functions."
+    )
+
+
 def _breakdown_hint(figure: Figure, evidence: Evidence, fit_names: list[str]) -> str:
     """For one layout (a defence): the planner's terms, and the known causes that would give
     the figure when there are several."""
@@ -2194,6 +2211,12 @@ STEP_RELATIONS = (
         "bubble_tp_only",
     ),
     Relation("bubble", "as without interleaving", lambda q: q["no_interleave"], "no_interleave"),
+    Relation(
+        "tensor-parallel all-reduces",
+        "x v (each of the v chunks charged a whole stage's L/p layers)",
+        lambda q: q["v"],
+        "tp_chunk_as_stage",
+    ),
 )
 STEP_RELATIONS = scaled(STEP_SETTING_PARTS, STEP_RELATIONS)
 _SPEC = specs.get(JOB["gpu"])
@@ -2212,6 +2235,8 @@ STEP_KNOWN = {
         (0.25, "mfu_times"),
         # the batch's FLOPs divided by the GPU count on top of the whole cluster's peak
         (1 / (JOB["gpus_per_node"] * JOB["nodes"]), "gpus_twice"),
+        # the batch's FLOPs shared by the nodes instead of the GPUs: x GPUs per node
+        (JOB["gpus_per_node"], "nodes_for_gpus"),
     ),
     "tensor-parallel all-reduces": ((0, "no_tp"), (LINK_RATIO, "link")),
     "data-parallel traffic": (
@@ -2222,7 +2247,11 @@ STEP_KNOWN = {
     ),
     "bubble": ((0, "no_bubble"),),
     "pipeline sends": ((0, "no_pp"), (1 / LINK_RATIO, "link"), (LINK_RATIO, "link")),
-    "communication": ((0, "no_comm"),),
+    # the whole step divided by the planner's MFU (0.5, parallelism.evaluate's default)
+    "communication": (
+        (0, "no_comm"),
+        (1 / inspect.signature(parallelism.evaluate).parameters["mfu"].default, "mfu_on_comm"),
+    ),
 }
 STEP_HINTS = {
     "no_bubble": (
@@ -2258,6 +2287,21 @@ STEP_HINTS = {
         "as the time at peak multiplied by MFU = 0.5: MFU is the share of the peak the "
         "matmuls reach, so the compute time is FLOPs / (peak x 0.5), twice the time at peak, "
         "not half of it."
+    ),
+    "nodes_for_gpus": (
+        f"as with the batch's FLOPs shared by the {JOB['nodes']} nodes instead of the "
+        f"{JOB['gpus_per_node'] * JOB['nodes']} GPUs (x {JOB['gpus_per_node']}, the GPUs per "
+        "node): every GPU computes its own share, the batch's FLOPs / (GPUs x peak x MFU)."
+    ),
+    "mfu_on_comm": (
+        "x 1/MFU: the whole step was divided by MFU = 0.5, communication included. MFU is the "
+        "share of the peak the matmuls reach: it divides the compute time only; the "
+        "collectives and sends take their bytes over the link's bandwidth."
+    ),
+    "tp_chunk_as_stage": (
+        "with interleaving a GPU runs v chunks of L/(p v) layers per micro-batch, L/p layers "
+        "in all: its tensor-parallel all-reduces are those of L/p layers per micro-batch, "
+        "however many chunks they are cut into, not v times that."
     ),
     "gpus_twice": (
         f"as with the batch's FLOPs divided by the {JOB['gpus_per_node'] * JOB['nodes']} GPUs "
@@ -2896,12 +2940,21 @@ def _check_defend(answer) -> CheckResult:
         return failed(eid, *swapped)
     if not _close(memory_gib, x.memory_per_gpu / GIB, MEMORY_TOL):
         usable = (x.memory_per_gpu + x.margin) / GIB
+        gpus = JOB["gpus_per_node"] * JOB["nodes"]
         if _close(memory_gib, x.memory_per_gpu / GIB / usable, MEMORY_TOL):
             hint = (
                 f"{memory_gib:.3g} is the prediction as a share of the {usable:.0f} GiB usable "
                 f"({x.memory_per_gpu / GIB:.3g} / {usable:.0f}): memory_gib is the memory per "
                 "GPU itself, in GiB."
             )
+        elif _close(memory_gib, x.memory_per_gpu / GIB * gpus, MEMORY_TOL):
+            hint = (
+                f"{memory_gib:.3g} GiB is the prediction x {gpus}, the GPU count: the memory of "
+                "the whole cluster. memory_gib is what one GPU holds (each holds its own shard "
+                "of the model and its own activations), in GiB."
+            )
+        elif _other_best(x, best) and _close(memory_gib, best.memory_per_gpu / GIB, 0.01):
+            hint = _best_layout_copied("memory_gib", best)
         else:
             hint = _one_layout_hint(MEMORY, layout, memory_gib)
         return failed(
@@ -2915,7 +2968,10 @@ def _check_defend(answer) -> CheckResult:
     if _close(step, x.step_time, COPIED_TOL):
         return _copied(eid, "step_seconds", f"for {short(layout)}")
     if not _close(step, x.step_time, STEP_TOL):
-        hint = _one_layout_hint(STEP, layout, step)
+        if _other_best(x, best) and _close(step, best.step_time, 0.01):
+            hint = _best_layout_copied("step_seconds", best)
+        else:
+            hint = _one_layout_hint(STEP, layout, step)
         return failed(
             eid,
             f"step_seconds: yours {step:.3g} s, the planner's {x.step_time:.3g} s for "

@@ -905,6 +905,20 @@ def _layernorm_hint(case: TritonCase, mismatch: Mismatch) -> str:
             "you divided the sum of squares by n_cols - 1: layer norm uses the biased "
             "variance, divided by n_cols (as `torch.nn.functional.layer_norm` does)."
         )
+    eps = case.extra.get("eps", EPS)
+    x64 = x.astype(np.float64)
+    centred = x64 - x64.mean(axis=1, keepdims=True)
+    var = x64.var(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for rstd, written in ((1 / np.sqrt(np.maximum(var, eps)), "1 / sqrt(max(var, eps))"),):
+            y = (centred * rstd * w + b).astype(np.float32)
+            if _close(got, y, rtol=1e-4, atol=1e-4):
+                return (
+                    f"your output is what {written} gives: the same as 1 / sqrt(var + eps) "
+                    "where the variance is far above eps, but not on the rows whose variance "
+                    "is small (this case holds some). eps is added to the variance, inside "
+                    "the square root: `rstd = 1 / tl.sqrt(var + eps)`."
+                )
     block = 1 << (x.shape[1] - 1).bit_length()
     mean = x.astype(np.float64).mean(axis=1, keepdims=True)
     padded_var = ((x - mean) ** 2).sum(axis=1, keepdims=True) + (block - x.shape[1]) * mean**2
