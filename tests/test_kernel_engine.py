@@ -102,8 +102,7 @@ def test_correct_on_lists_the_launches():
 
 def test_a_launch_error_is_data_with_its_thread_and_block():
     """Chapter hints read the failing thread from the error's attributes, never its text."""
-    import gpu_utils  # noqa: F401  (simulator mode before numba is imported)
-    from numba import cuda
+    from numba import cuda  # in simulator mode: gpu_utils was imported above
 
     @cuda.jit
     def unguarded(x, out):

@@ -120,15 +120,22 @@ def _learner_frame(traceback, code):
     return found
 
 
-def _subscripted(source: str) -> list[str]:
-    """Names indexed on a line of code, in order: ``out[i] = a[i] + s[j]`` gives out, a, s."""
-    for attempt in (source.strip(), source.strip() + " pass"):  # `if a[i] > 0:` needs a body
+def parse_line(source: str) -> ast.Module | None:
+    """One line of code parsed on its own (a line that opens a block, `if a[i] > 0:`, gets a
+    body), or None when it is not a whole statement."""
+    text = source.strip()
+    for attempt in (text, text + " pass", text.removesuffix(":") + ": pass"):
         try:
-            tree = ast.parse(attempt)
-            break
+            return ast.parse(attempt)
         except SyntaxError:
             continue
-    else:
+    return None
+
+
+def _subscripted(source: str) -> list[str]:
+    """Names indexed on a line of code, in order: ``out[i] = a[i] + s[j]`` gives out, a, s."""
+    tree = parse_line(source)
+    if tree is None:
         return re.findall(r"(\w+)\s*\[", source)
     names = []
     for node in ast.walk(tree):

@@ -32,6 +32,7 @@ import torch
 
 from ..many_gpus import capstone_profile as cp
 from ..many_gpus import gpt, training
+from ._errors import parse_line
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 from .ch11_training import TIME_LIMIT as _LAB_TIME_LIMIT
 from .ch11_training import _line_of, _not_callable, _SyncCounter
@@ -133,7 +134,7 @@ def _positional_optimizer(line: str) -> str:
     code = line.split("`", 1)[1].rsplit("`", 1)[0] if line.count("`") >= 2 else ""
     if not code:
         return ""
-    for node in ast.walk(_parsed(code)):
+    for node in ast.walk(parse_line(code) or ast.parse("")):
         if not isinstance(node, ast.Call):
             continue
         name = (
@@ -149,18 +150,9 @@ def _positional_optimizer(line: str) -> str:
         return (
             f"`{name}`'s parameters in order are ({', '.join(parameters[:5])}, ...): the third "
             f"value you pass by position, `{given}`, becomes `{parameters[2]}`. Pass every "
-            f"setting after the learning rate by name, e.g. `weight_decay={given}`."
+            "setting after the learning rate by name (`weight_decay=...`, `betas=...`)."
         )
     return ""
-
-
-def _parsed(code: str) -> ast.Module:
-    for attempt in (code, code + " pass", code.removesuffix(":") + ": pass"):
-        try:
-            return ast.parse(attempt)
-        except SyntaxError:
-            continue
-    return ast.parse("")
 
 
 def _error_hint(text: str, line: str = "") -> str:

@@ -107,7 +107,7 @@ def train_step(model, optimizer, tokens, targets):
     optimizer.step()
     return loss.item()
 """,
-        hints=('class indices',),
+        hints=("class indices",),
     ),
     Blind(
         name="train_step_view_by_seq_len",
@@ -125,7 +125,7 @@ def train_step(model, optimizer, tokens, targets):
     optimizer.step()
     return loss.item()
 """,
-        hints=('flatten batch and sequence',),
+        hints=("flatten batch and sequence",),
     ),
     Blind(
         name="train_step_returns_perplexity",
@@ -143,7 +143,7 @@ def train_step(model, optimizer, tokens, targets):
     optimizer.step()
     return math.exp(loss.item())  # perplexity, easier to read
 """,
-        hints=('loss.item()',),
+        hints=("loss.item()",),
     ),
     Blind(
         name="train_step_parameters_generator_consumed",
@@ -164,7 +164,7 @@ def train_step(model, optimizer, tokens, targets):
     optimizer.step()
     return loss.item()
 """,
-        hints=('does not store them',),
+        hints=("does not store them",),
     ),
     # ---------------------------------------------------------------- block_forward
     Blind(
@@ -214,7 +214,7 @@ def block_forward(block, x):
     x = x + block.attn.proj(y)
     return x + block.mlp.fc2(F.gelu(block.mlp.fc1(block.ln2(x))))
 """,
-        hints=('reverses all 4 axes',),
+        hints=("reverses all 4 axes",),
     ),
     Blind(
         name="block_forward_float_mask_masked_fill",
@@ -237,7 +237,7 @@ def block_forward(block, x):
     x = x + block.attn.proj(y)
     return x + block.mlp.fc2(F.gelu(block.mlp.fc1(block.ln2(x))))
 """,
-        hints=('boolean mask',),
+        hints=("boolean mask",),
     ),
     Blind(
         name="block_forward_softmax_max_over_queries",
@@ -263,7 +263,7 @@ def block_forward(block, x):
     x = x + block.attn.proj(y)
     return x + block.mlp.fc2(F.gelu(block.mlp.fc1(block.ln2(x))))
 """,
-        hints=('over the keys',),
+        hints=("over the keys",),
     ),
     Blind(
         name="block_forward_mask_sized_by_batch",
@@ -287,7 +287,7 @@ def block_forward(block, x):
     x = x + block.attn.proj(y)
     return x + block.mlp.fc2(F.gelu(block.mlp.fc1(block.ln2(x))))
 """,
-        hints=('the batch size',),
+        hints=("the batch size",),
     ),
     Blind(
         name="block_forward_mlp_before_attention",
@@ -339,7 +339,7 @@ def block_forward(block, x):
     x = x + block.attn.proj(y)
     return x + block.mlp.fc2(F.gelu(block.mlp.fc1(block.ln2(x))))
 """,
-        hints=('along the last dimension',),
+        hints=("along the last dimension",),
     ),
     # ---------------------------------------------------------------- accumulate_step
     Blind(
@@ -416,7 +416,7 @@ def accumulate_step(model, optimizer, micro_batches):
         g["lr"] = lr
     return total / n_tokens
 """,
-        hints=('divide the summed losses by N',),
+        hints=("divide the summed losses by N",),
     ),
     Blind(
         name="accumulate_step_count_nonzero_targets",
@@ -439,7 +439,7 @@ def accumulate_step(model, optimizer, micro_batches):
     optimizer.step()
     return total
 """,
-        hints=('a token id of 0 is a real token',),
+        hints=("a token id of 0 is a real token",),
     ),
     Blind(
         name="accumulate_step_enumerate_unpacked",
@@ -464,6 +464,6 @@ def accumulate_step(model, optimizer, micro_batches):
     optimizer.step()
     return total
 """,
-        hints=('is the Python int 0',),
+        hints=("is the Python int 0",),
     ),
 ]

@@ -170,7 +170,7 @@ def my_layout():
                   interleave=1)
     print(layout)
 """,
-        hints=('return dict(',),
+        hints=("return dict(",),
     ),
     Blind(
         name="layout_takes_model_and_cluster",
@@ -186,7 +186,7 @@ def my_layout(model, cluster):
     return dict(dp=dp, tp=tp, pp=1, zero_stage=1, micro_batch_size=1, recompute="none",
                 interleave=1)
 """,
-        hints=('without parameters',),
+        hints=("without parameters",),
     ),
     # ---------------- planner_memory_prediction ----------------
     Blind(
@@ -235,7 +235,7 @@ def predict_memory_gib(layout):
             "    # each stage gets its share of the micro-batches\n"
             "    m = BATCH_TOKENS // LLAMA.seq_len // (dp * b * pp)\n",
         ),
-        hints=('micro-batches in flight',),
+        hints=("micro-batches in flight",),
     ),
     Blind(
         name="memory_hardcodes_zero1",
@@ -248,7 +248,7 @@ def predict_memory_gib(layout):
             "dp=dp, zero_stage=zero)",
             "dp=dp, zero_stage=1)",
         ),
-        hints=('ZeRO stage',),
+        hints=("ZeRO stage",),
     ),
     Blind(
         name="memory_returns_formatted_string",
@@ -260,9 +260,9 @@ def predict_memory_gib(layout):
         + MEM.replace(
             "    return (states.total + activations + gathered) / 2**30\n",
             "    gib = (states.total + activations + gathered) / 2**30\n"
-            "    return f\"{gib:.1f} GiB\"\n",
+            '    return f"{gib:.1f} GiB"\n',
         ),
-        hints=('not a finite number',),
+        hints=("not a finite number",),
     ),
     # ---------------- planner_step_time ----------------
     Blind(
@@ -317,8 +317,10 @@ def predict_step_seconds(layout):
         correct=False,
         cause="The batch's FLOPs are shared by all 256 GPUs (CLUSTER.n_gpus); it divides them by the 32 nodes (CLUSTER.nodes), so every GPU is charged 8 times its compute.",
         source=PRELUDE
-        + STEP.replace("gpu, n = CLUSTER.gpu, CLUSTER.n_gpus", "gpu, n = CLUSTER.gpu, CLUSTER.nodes"),
-        hints=('GPUs per node',),
+        + STEP.replace(
+            "gpu, n = CLUSTER.gpu, CLUSTER.n_gpus", "gpu, n = CLUSTER.gpu, CLUSTER.nodes"
+        ),
+        hints=("GPUs per node",),
     ),
     Blind(
         name="step_mfu_on_whole_step",
@@ -335,7 +337,7 @@ def predict_step_seconds(layout):
             "    ideal = (compute + tp_time) / (1 - bubble) + pp_time + dp_time\n"
             "    return ideal / 0.5  # the job runs at MFU 0.5\n",
         ),
-        hints=('communication included',),
+        hints=("communication included",),
     ),
     Blind(
         name="step_tp_allreduces_per_chunk",
@@ -345,11 +347,11 @@ def predict_step_seconds(layout):
         cause="With interleaving a GPU runs v chunks of L/(p v) layers per micro-batch, still L/p layers' all-reduces in all; it charges every one of the v chunks a whole stage's L/p layers of all-reduces, v times the tensor-parallel time.",
         source=PRELUDE
         + STEP.replace(
-            "tp_time = (6 if recompute == \"full\" else 4) * LLAMA.layers // pp * m * one",
+            'tp_time = (6 if recompute == "full" else 4) * LLAMA.layers // pp * m * one',
             "# each micro-batch passes through the GPU's v chunks\n"
-            "        tp_time = (6 if recompute == \"full\" else 4) * LLAMA.layers // pp * m * v * one",
+            '        tp_time = (6 if recompute == "full" else 4) * LLAMA.layers // pp * m * v * one',
         ),
-        hints=('however many chunks',),
+        hints=("however many chunks",),
     ),
     Blind(
         name="step_virtual_stages_as_stages",
@@ -363,7 +365,7 @@ def predict_step_seconds(layout):
             "    stages = pp * v  # virtual stages in the pipeline\n"
             "    bubble = (stages - 1) / (v * m + stages - 1)\n",
         ),
-        hints=('(p - 1)/(v m + p - 1)',),
+        hints=("(p - 1)/(v m + p - 1)",),
     ),
     # ---------------- planner_defend ----------------
     Blind(
@@ -420,7 +422,7 @@ def defend():
         main_difference="tensor-parallel",
     )
 """,
-        hints=('the GPU count',),
+        hints=("the GPU count",),
     ),
     Blind(
         name="defend_predicts_the_best_layout",
@@ -448,14 +450,14 @@ def defend():
         main_difference="tensor-parallel",
     )
 """,
-        hints=('its best layout',),
+        hints=("its best layout",),
     ),
     Blind(
         name="defend_two_main_differences",
         exercise_id="planner_defend",
         half="held2",
         correct=False,
-        cause="main_difference is one term, the string \"tensor-parallel\" here; it returns a list of two terms ([\"tensor-parallel\", \"data-parallel\"]) instead of choosing the one that costs the most.",
+        cause='main_difference is one term, the string "tensor-parallel" here; it returns a list of two terms (["tensor-parallel", "data-parallel"]) instead of choosing the one that costs the most.',
         source=PRELUDE
         + MEM
         + STEP
@@ -475,6 +477,6 @@ def defend():
         main_difference=["tensor-parallel", "data-parallel"],
     )
 """,
-        hints=('one of',),
+        hints=("one of",),
     ),
 ]

@@ -114,8 +114,14 @@ _FP32 = 'any(e.name == "aten::addmm" and "float" in e.input_dtypes[:3] for e in 
 _RECOMPUTE = 'names["aten::gelu"] > names["aten::gelu_backward"]'
 
 
-def _diag(steps=_STEPS, host_sync=_HOST_SYNC, read_filter=_READ_FILTER, fp32=_FP32,
-          recompute=_RECOMPUTE, tail=""):
+def _diag(
+    steps=_STEPS,
+    host_sync=_HOST_SYNC,
+    read_filter=_READ_FILTER,
+    fp32=_FP32,
+    recompute=_RECOMPUTE,
+    tail="",
+):
     source = (
         _DIAG.replace("STEPS", steps)
         .replace("HOST_SYNC", host_sync)
@@ -335,7 +341,7 @@ def diagnose(prof):
             "is not None (or walk the parents) before reading its name."
         ),
         source=_diag(read_filter='e.cpu_parent.name != "Optimizer.step#AdamW.step"'),
-        hints=('is None',),
+        hints=("is None",),
     ),
     Blind(
         name="diag_host_sync_cuda_sync_event",
@@ -399,7 +405,7 @@ def diagnose(prof):
             "items are characters, not problem names: return the set itself."
         ),
         source=_diag().replace("    return found\n", '    return ", ".join(sorted(found))\n'),
-        hints=('return a set',),
+        hints=("return a set",),
     ),
     # ---------------- capstone_profile_fix ----------------
     Blind(
@@ -485,7 +491,7 @@ def fixed_train(text, steps):
                 "torch.optim.AdamW(model.parameters(), capstone_profile.LR, 0.01, foreach=True)",
             )
         ),
-        hints=('becomes `betas`',),
+        hints=("becomes `betas`",),
     ),
     Blind(
         name="fix_own_loss_views_sliced_targets",
@@ -506,7 +512,7 @@ def fixed_train(text, steps):
             )""",
             )
         ),
-        hints=('.reshape(-1)',),
+        hints=(".reshape(-1)",),
     ),
     Blind(
         name="fix_get_batch_without_generator",
@@ -525,7 +531,7 @@ def fixed_train(text, steps):
             ),
             ("    generator = torch.Generator().manual_seed(0)\n", ""),
         ),
-        hints=('manual_seed(0)',),
+        hints=("manual_seed(0)",),
     ),
     Blind(
         name="fix_trains_on_train_split",
@@ -541,7 +547,7 @@ def fixed_train(text, steps):
         source=_fix(
             ("    data = T.encode(text)\n", "    data, held_out = T.split(T.encode(text))\n"),
         ),
-        hints=('first 90%',),
+        hints=("first 90%",),
     ),
     Blind(
         name="fix_fewer_steps_same_tokens",
@@ -561,7 +567,7 @@ def fixed_train(text, steps):
                 "    for step in range(steps * capstone_profile.SMALL_BATCH // capstone_profile.BATCH):",
             )
         ),
-        hints=('exactly `steps` optimizer steps',),
+        hints=("exactly `steps` optimizer steps",),
     ),
     Blind(
         name="fix_tokenises_with_ord",
@@ -581,6 +587,6 @@ def fixed_train(text, steps):
                 "    data = torch.tensor([ord(ch) for ch in text])  # once, before the loop\n",
             )
         ),
-        hints=('UTF-8 bytes',),
+        hints=("UTF-8 bytes",),
     ),
 ]

@@ -116,7 +116,7 @@ def outer_add_kernel(
     out_ptrs = out_ptr + offs_m[:, None] * out_row_stride + offs_n[None, :]
     tl.store(out_ptrs, tile, mask=(offs_m[:, None] < N) & (offs_n[None, :] < M))
 """,
-        hints=('your mask lets these lanes through',),
+        hints=("your mask lets these lanes through",),
     ),
     # ---------------------------------------------------------------- row sum
     Blind(
@@ -156,7 +156,7 @@ def row_sum_kernel(x_ptr, out_ptr, x_row_stride, n_cols, BLOCK_SIZE: tl.constexp
         acc += x.to(tl.float32)
     tl.store(out_ptr + row, acc)
 """,
-        hints=('reduce the block first',),
+        hints=("reduce the block first",),
     ),
     # ---------------------------------------------------------------- softmax
     Blind(
@@ -219,7 +219,7 @@ def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_S
         x = tl.load(x_row + cols, mask=mask, other=-float("inf"))
         tl.store(out_row + cols, tl.exp(x - m) / s, mask=mask)
 """,
-        hints=('the m of the second pass',),
+        hints=("the m of the second pass",),
     ),
     Blind(
         name="softmax_python_math_exp",
@@ -250,7 +250,7 @@ def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_S
         x = tl.load(x_row + cols, mask=mask, other=-float("inf"))
         tl.store(out_row + cols, tl.exp(x - m) / s, mask=mask)
 """,
-        hints=('use `tl.exp`',),
+        hints=("use `tl.exp`",),
     ),
     # ---------------------------------------------------------------- layer norm
     Blind(
@@ -285,7 +285,7 @@ def layernorm_kernel(
     b = tl.load(b_ptr + cols, mask=mask)
     tl.store(out_ptr + row * out_row_stride + cols, diff * rstd * w + b, mask=mask)
 """,
-        hints=('x_row_stride', 'not by n_cols'),
+        hints=("x_row_stride", "not by n_cols"),
     ),
     Blind(
         name="layernorm_bias_per_row",
@@ -318,7 +318,7 @@ def layernorm_kernel(
     b = tl.load(b_ptr + row)
     tl.store(out_ptr + row * out_row_stride + cols, diff * rstd * w + b, mask=mask)
 """,
-        hints=('one number per row',),
+        hints=("one number per row",),
     ),
     # ---------------------------------------------------------------- matmul
     Blind(
@@ -414,7 +414,7 @@ def matmul_kernel(
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 """,
-        hints=('b read transposed',),
+        hints=("b read transposed",),
     ),
     Blind(
         name="matmul_advance_by_k",
@@ -461,7 +461,7 @@ def matmul_kernel(
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 """,
-        hints=('advance by k',),
+        hints=("advance by k",),
     ),
     # ---------------------------------------------------------------- flash attention
     Blind(
@@ -521,7 +521,7 @@ def attention_kernel(
         o_ptr + offs_m[:, None] * stride_o + offs_d[None, :], o, mask=offs_m[:, None] < seq_len
     )
 """,
-        hints=('averages the keys',),
+        hints=("averages the keys",),
     ),
     Blind(
         name="flash_causal_by_loop_bound_only",
@@ -585,7 +585,7 @@ def attention_kernel(
         o_ptr + offs_m[:, None] * stride_o + offs_d[None, :], o, mask=offs_m[:, None] < seq_len
     )
 """,
-        hints=('later keys of its own block',),
+        hints=("later keys of its own block",),
     ),
     # ---------------------------------------------------------------- cross entropy
     Blind(
@@ -678,7 +678,7 @@ def cross_entropy_kernel(
     # the predicted class's logit is the largest one
     tl.store(loss_ptr + rows, m + tl.log(s) - m, mask=row_ok)
 """,
-        hints=('largest logit',),
+        hints=("largest logit",),
     ),
     Blind(
         name="ce_w_block_loaded_once",
@@ -724,7 +724,7 @@ def cross_entropy_kernel(
         picked += tl.sum(tl.where(cols[None, :] == target[:, None], logits, 0.0), axis=1)
     tl.store(loss_ptr + rows, m + tl.log(s) - picked, mask=row_ok)
 """,
-        hints=('loaded once, before the loop',),
+        hints=("loaded once, before the loop",),
     ),
     # ---------------------------------------------------------------- cross entropy backward
     Blind(
@@ -758,6 +758,6 @@ def cross_entropy_backward_kernel(
         grad = (p - tl.where(cols == target, 1.0, 0.0)) * dloss
         tl.store(dlogits_ptr + row * stride_dlogits + cols, grad, mask=mask)
 """,
-        hints=('sigmoid',),
+        hints=("sigmoid",),
     ),
 ]

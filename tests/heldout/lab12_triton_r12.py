@@ -103,7 +103,7 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     y = tl.load(y_ptr + offsets, mask=mask)
     tl.store(out_ptr + offsets, x + y, mask=mask)
 """,
-        hints=('tl.num_programs(0)',),
+        hints=("tl.num_programs(0)",),
     ),
     # ---------------------------------------------------------------- outer add
     Blind(
@@ -134,7 +134,7 @@ def outer_add_kernel(
     mask = offs_m[:, None] < M & offs_n[None, :] < N
     tl.store(out_ptrs, x[:, None] + y[None, :], mask=mask)
 """,
-        hints=('binds tighter than',),
+        hints=("binds tighter than",),
     ),
     # ---------------------------------------------------------------- row sum
     Blind(
@@ -202,7 +202,7 @@ def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_S
         x = tl.load(x_row + cols, mask=mask, other=-float("inf"))
         tl.store(out_row + cols, tl.exp(x - m) / s, mask=mask)
 """,
-        hints=('the row is `tl.program_id(0)` itself',),
+        hints=("the row is `tl.program_id(0)` itself",),
     ),
     Blind(
         name="softmax_logsumexp_output",
@@ -264,7 +264,7 @@ def layernorm_kernel(
     b = tl.load(b_ptr + cols, mask=mask)
     tl.store(out_ptr + row * out_row_stride + cols, diff * rstd * w + b, mask=mask)
 """,
-        hints=('max(var, eps)',),
+        hints=("max(var, eps)",),
     ),
     # ---------------------------------------------------------------- matmul
     Blind(
@@ -363,7 +363,7 @@ def matmul_kernel(
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 """,
-        hints=('acc = tl.dot(a, b, acc)',),
+        hints=("acc = tl.dot(a, b, acc)",),
     ),
     # ---------------------------------------------------------------- flash attention
     Blind(
@@ -482,7 +482,7 @@ def attention_kernel(
         o_ptr + offs_m[:, None] * stride_o + offs_d[None, :], o, mask=offs_m[:, None] < seq_len
     )
 """,
-        hints=('the offsets of k and v',),
+        hints=("the offsets of k and v",),
     ),
     # ---------------------------------------------------------------- cross-entropy
     Blind(
@@ -570,7 +570,7 @@ def cross_entropy_kernel(
         picked += tl.sum(logits * onehot, axis=1)
     tl.store(loss_ptr + rows, m + tl.log(s) - picked, mask=row_ok)
 """,
-        hints=('0 * inf',),
+        hints=("0 * inf",),
     ),
     Blind(
         name="cross_entropy_w_padded_with_neg_inf",
@@ -616,7 +616,7 @@ def cross_entropy_kernel(
         picked += tl.sum(tl.where(cols[None, :] == target[:, None], logits, 0.0), axis=1)
     tl.store(loss_ptr + rows, m + tl.log(s) - picked, mask=row_ok)
 """,
-        hints=('other=0.0',),
+        hints=("other=0.0",),
     ),
     # ---------------------------------------------------------------- cross-entropy backward
     Blind(
@@ -651,7 +651,7 @@ def cross_entropy_backward_kernel(
         g_ptrs = dlogits_ptr + row * stride_dlogits + cols
         tl.store(g_ptrs, tl.load(g_ptrs, mask=mask, other=0.0) + grad, mask=mask)
 """,
-        hints=('is written, not read',),
+        hints=("is written, not read",),
     ),
     Blind(
         name="ce_backward_logits_read_from_dlogits",
@@ -684,6 +684,6 @@ def cross_entropy_backward_kernel(
         grad = (p - tl.where(cols == target, 1.0, 0.0)) * dloss
         tl.store(dlogits_ptr + row * stride_dlogits + cols, grad, mask=mask)
 """,
-        hints=('is written, not read',),
+        hints=("is written, not read",),
     ),
 ]
