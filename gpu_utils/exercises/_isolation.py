@@ -8,6 +8,7 @@ is stopped by ending the worker; the notebook's own state is never touched.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import subprocess
 import threading
 import time
@@ -131,7 +132,7 @@ def run_isolated(
 
 #: The fields of a CheckResult a worker's reply carries, in order (``_worker._as_tuple``); a
 #: reply with one more item ("exiting") comes from a worker that is ending itself.
-FIELDS = 7
+FIELDS = len(dataclasses.fields(CheckResult))
 
 
 class _NotStarted:

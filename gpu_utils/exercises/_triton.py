@@ -301,12 +301,21 @@ class _Access:
     unbounded: tuple[str, ...]  # block indices the pointers move with that the mask leaves out
 
 
+def _kernel_tree(function):
+    """(the parsed source of ``function``, the line number of its first line, the source text
+    parsed) or (None, 0, "") when it cannot be read."""
+    try:
+        lines, first = inspect.getsourcelines(function)
+        source = textwrap.dedent("".join(lines))
+        return ast.parse(source), first, source
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None, 0, ""
+
+
 def _block_indices(tree) -> dict[str, set[str]]:
     """For each name of the kernel, the block indices its value derives from: a name assigned
     an expression with ``tl.arange`` is an index of its own (``offs_m = pid * B + tl.arange``);
     ``rows = offs_m[:, None]`` derives from ``offs_m``."""
-    import ast
-
     roots: dict[str, set[str]] = {}
     assignments = []
     for node in ast.walk(tree):
@@ -332,14 +341,8 @@ def _block_indices(tree) -> dict[str, set[str]]:
 def _accesses(function) -> list[_Access]:
     """Every ``*.load(`` / ``*.store(`` call in the kernel's source (empty when the source
     cannot be read)."""
-    import ast
-    import textwrap
-
-    try:
-        lines, start = inspect.getsourcelines(function)
-        source = textwrap.dedent("".join(lines))
-        tree = ast.parse(source)
-    except (OSError, TypeError, SyntaxError):
+    tree, start, source = _kernel_tree(function)
+    if tree is None:
         return []
     start = max(start, 1)
     roots = _block_indices(tree)
@@ -543,13 +546,9 @@ def _positional_mask(source: str) -> bool:
 def _provenance(function, pointers: set[str]) -> dict[str, set[str]]:
     """For each name of the kernel's source, the pointer arguments its value derives from
     (``a_ptrs = a_ptr + ...`` gives {"a_ptrs": {"a_ptr"}})."""
-    import ast
-    import textwrap
-
     derived = {name: {name} for name in pointers}
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError):
+    tree, _, _ = _kernel_tree(function)
+    if tree is None:
         return derived
     assignments = []
     for node in ast.walk(tree):
@@ -1193,15 +1192,6 @@ _EFFECTS = {
 }
 
 
-def _kernel_tree(function):
-    """(the parsed source of ``function``, the line number of its first line) or (None, 0)."""
-    try:
-        lines, first = inspect.getsourcelines(function)
-        return ast.parse(textwrap.dedent("".join(lines))), first
-    except (OSError, TypeError, SyntaxError, IndentationError):
-        return None, 0
-
-
 def _tl_call(node) -> str:
     """'dot' for a call ``tl.dot(...)`` (any module alias ending in ``tl`` or ``language``)."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -1270,25 +1260,36 @@ def _infinite_dot_operand(tree, first: int) -> tuple[int, str] | None:
 
 def _stores(function) -> bool:
     """Whether the kernel's source calls ``tl.store``."""
-    tree, _ = _kernel_tree(function)
+    tree, _, _ = _kernel_tree(function)
     return tree is not None and any(_tl_call(n) == "store" for n in ast.walk(tree))
+
+
+def _chained_mask_hint(function, tree=None, first: int = 0) -> tuple[str, str] | None:
+    """(what, hint) for an unparenthesised ``a < M & b < N`` in the kernel (the tree parsed
+    here unless given), else None."""
+    if tree is None:
+        tree, first, _ = _kernel_tree(function)
+    chained = _chained_mask(tree, first) if tree is not None else None
+    if chained is None:
+        return None
+    line, text = chained
+    return (
+        f"Line {line} compares with `&` between two comparisons, unparenthesised: `{text}`.",
+        "in Python `&` binds tighter than `<`, so `a < M & b < N` is the chained comparison "
+        "`a < (M & b) < N`, not two bounds joined: parenthesise each, "
+        "`(offs_m[:, None] < M) & (offs_n[None, :] < N)`.",
+    )
 
 
 def source_hint(function, outputs: Sequence[str]) -> tuple[str, str] | None:
     """(what the kernel's source shows, a hint) for a kernel whose results are wrong, from its
     code alone: an unparenthesised mask, an output read back, a value computed and dropped."""
-    tree, first = _kernel_tree(function)
+    tree, first, _ = _kernel_tree(function)
     if tree is None:
         return None
-    chained = _chained_mask(tree, first)
+    chained = _chained_mask_hint(function, tree, first)
     if chained:
-        line, text = chained
-        return (
-            f"Line {line} compares with `&` between two comparisons, unparenthesised: `{text}`.",
-            "in Python `&` binds tighter than `<`, so `a < M & b < N` is the chained "
-            "comparison `a < (M & b) < N`, not two bounds joined: parenthesise each, "
-            "`(offs_m[:, None] < M) & (offs_n[None, :] < N)`.",
-        )
+        return chained
     read = _outputs_read(function, tree, first, outputs)
     if read:
         line, name = read
@@ -1441,9 +1442,9 @@ def triton_exercise(
             )
 
         if problem is not None:
-            shown = source_hint(function, output_params)
-            if problem.kind == "out_of_bounds" and shown and "`&`" in shown[0]:
-                return failed(id, f"With {case.label}: {problem.text} {shown[0]}", shown[1])
+            chained = _chained_mask_hint(function) if problem.kind == "out_of_bounds" else None
+            if chained:
+                return failed(id, f"With {case.label}: {problem.text} {chained[0]}", chained[1])
             why = explained(error_hint, case, problem) or problem.hint
             return failed(id, f"With {case.label}: {problem.text}", why)
         changed = _changed_input(case, before, args)

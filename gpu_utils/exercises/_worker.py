@@ -357,15 +357,7 @@ def timeout_result(
 
 def _as_tuple(result: CheckResult) -> tuple:
     """What crosses the pipe: the result's fields in order (``_isolation`` rebuilds it)."""
-    return (
-        result.passed,
-        result.message,
-        result.exercise_id,
-        result.attempted,
-        result.output,
-        result.what,
-        result.hint,
-    )
+    return tuple(getattr(result, f.name) for f in dataclasses.fields(CheckResult))
 
 
 def _compiling() -> bool:
