@@ -41,7 +41,7 @@ from ._engine import (
     run_cases,
     wrote_nothing_text,
 )
-from ._errors import signature_problem
+from ._errors import parse_line, signature_problem
 from ._registry import CheckResult, Exercise, failed, passed
 
 
@@ -511,6 +511,21 @@ def _out_of_bounds(spans, filename, access, addresses, itemsize, program, call) 
     return error
 
 
+def _per_row(span: _Span, spans, offsets: np.ndarray) -> tuple[int, str, int] | None:
+    """(n, the 2-D tensor with n rows, the lanes' last offset) when a block of lanes ran past
+    the end of a 1-D tensor of n elements that has as many elements as another argument has
+    rows: a value per row read with the columns' offsets, as if it held one per column."""
+    if len(span.sizes) != 1 or offsets.size < 2:
+        return None
+    n = int(span.sizes[0])
+    if int(offsets.min()) != n:
+        return None
+    rows = [s for s in spans if len(s.sizes) == 2 and s.sizes[0] == n and s.sizes[1] > n]
+    if not rows:
+        return None
+    return n, rows[0].name, int(offsets.max())
+
+
 def _per_program(span: _Span, offsets: np.ndarray, program) -> tuple[int, ...] | None:
     """(program index p, first, last offset) when a 1-D tensor of n elements was read by
     program p >= 1 (the others 0) at offsets inside [p * n, (p + 1) * n): the tensor offset
@@ -660,6 +675,9 @@ def guarded(args: dict[str, object], names: Sequence[str], function):
             program = tuple(int(i) for i in builder.grid_idx)
             error = _out_of_bounds(allowed, filename, access, addresses, itemsize, program, call)
             error.foreign = _foreign_stride(error.tensor, call, strides, [s.name for s in spans])
+            mine = [s for s in allowed if s.name == error.tensor]
+            offsets = np.asarray(error.offsets, dtype=np.int64)
+            error.per_row = _per_row(mine[0], spans, offsets) if mine else None
             raise error
 
     load, store = builder.create_masked_load, builder.create_masked_store
@@ -819,6 +837,83 @@ def _constexpr_names(value: int, frame_locals: dict) -> list[str]:
     ]
 
 
+def _transposed(source: str, blocks, frame_locals: dict) -> str | None:
+    """The hint when the line lays a 1-D block of L entries along one axis on purpose
+    (``cols[None, :]``: along the columns) and a 2-D block of the line has L entries along the
+    other axis only: that block's axes are the other way round (a tile computed transposed)."""
+    shapes = {name: shape for name, shape, _ in blocks}
+    tree = parse_line(source)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
+            continue
+        vector = shapes.get(node.value.id)
+        index = node.slice
+        if not (vector and len(vector) == 1 and isinstance(index, ast.Tuple)):
+            continue
+        parts = [isinstance(e, ast.Constant) and e.value is None for e in index.elts]
+        if parts not in ([True, False], [False, True]):
+            continue
+        along = 1 if parts[0] else 0  # [None, :] lays it along axis 1 (the columns)
+        length = vector[0]
+        for name, shape in shapes.items():
+            if len(shape) == 2 and shape[1 - along] == length and shape[along] != length:
+                sizes = ", ".join((_constexpr_names(d, frame_locals) or [str(d)])[0] for d in shape)
+                return (
+                    f"`{name}` is ({shape[0]}, {shape[1]}), i.e. ({sizes}), with its "
+                    f"{length} entries along axis {1 - along}, while "
+                    f"`{ast.unparse(node)}` lays them along axis {along}: `{name}` has its "
+                    "axes the other way round. If it comes from a `tl.dot`, the product of an "
+                    "(M, K) block and a (K, N) block is (M, N): put the operand whose rows you "
+                    "want first (swapping the operands, and their transposes, transposes the "
+                    "result)."
+                )
+    return None
+
+
+def _dot_mismatch(source: str, blocks, frame_locals: dict) -> str | None:
+    """The hint when a 2-D block on the line has another shape than a ``tl.dot`` of the same
+    line that it is combined with (an accumulator made in the scores' shape, (BLOCK_M, BLOCK_N),
+    meeting ``p @ v``, (BLOCK_M, HEAD_DIM)); None otherwise."""
+    shapes = {name: shape for name, shape, _ in blocks}
+    tree = parse_line(source)
+    if tree is None:
+        return None
+
+    def shape_of(node):
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            node = node.func.value  # p.to(tl.float16) has p's shape
+        return shapes.get(node.id) if isinstance(node, ast.Name) else None
+
+    def first_name(d: int) -> str:
+        names = _constexpr_names(d, frame_locals)
+        return names[0] if names else str(d)
+
+    def words(shape) -> str:
+        names = [" = ".join(_constexpr_names(d, frame_locals)) or str(d) for d in shape]
+        return f"({', '.join(map(str, shape))}), i.e. ({', '.join(names)})"
+
+    for node in ast.walk(tree):
+        if _tl_call(node) != "dot" or len(node.args) < 2:
+            continue
+        a, b = shape_of(node.args[0]), shape_of(node.args[1])
+        if not (a and b and len(a) == 2 and len(b) == 2):
+            continue
+        product = (a[0], b[1])
+        text = ast.unparse(node)
+        for name, shape in shapes.items():
+            if len(shape) == 2 and shape != product and shape[0] == product[0]:
+                return (
+                    f"`{name}` is {words(shape)}, but `{text}` is {words(product)}: blocks "
+                    "added together must have one shape, and a block keeps the shape it was "
+                    f"made with. Make `{name}` in the dot's shape where it is created (e.g. "
+                    f"`tl.zeros(({', '.join(first_name(d) for d in product)}), "
+                    "dtype=tl.float32)`)."
+                )
+    return None
+
+
 def operand_problem(message: str, source: str, frame_locals: dict | None = None) -> str | None:
     """A hint from the text of Triton's operand errors (both the interpreter's and the
     compiler's): two ``tl.dot`` operands of different dtypes, or two blocks whose shapes do not
@@ -857,6 +952,11 @@ def operand_problem(message: str, source: str, frame_locals: dict | None = None)
             names = _constexpr_names(v, frame_locals)
             return f"{v} ({' = '.join(names)})" if names else str(v)
 
+        dotted = _dot_mismatch(source, blocks, frame_locals) or _transposed(
+            source, blocks, frame_locals
+        )
+        if dotted:
+            return dotted
         text = (
             f"two blocks on this line do not fit together: along axis {axis} one has "
             f"{size(left)} entries and the other {size(right)}"
@@ -932,6 +1032,14 @@ def explain(error: BaseException, filename: str) -> LaunchError:
                 f"program, as if `{cause.tensor}` held one row per program. It is one vector "
                 f"shared by every row: index it by the column only, `{cause.tensor} + cols`, "
                 "without the row's offset (program 0 reads the right elements by chance)."
+            )
+        elif getattr(cause, "per_row", None):
+            n, rows, last = cause.per_row
+            hint = (
+                f"`{cause.tensor}` holds {n} values, as many as `{rows}` has rows: one per row. "
+                f"This access runs a block of lanes over it up to offset {last}, one lane per "
+                "column, as if it held a value per column. Read a per-row value once per "
+                f"program, at the program's row: `tl.load({cause.tensor} + row)`."
             )
         elif getattr(cause, "rows_past", None) and not store and cause.masked:
             first, last, n = cause.rows_past

@@ -37,15 +37,12 @@ observed and what to check.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import copy
 import functools
 import inspect
-import linecache
 import math
 import re
-import traceback
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -54,7 +51,7 @@ import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
 from ..many_gpus import gpt
-from ._errors import parse_line
+from . import _pyerrors
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 
 CHAPTER = "08b_pytorch_primer"
@@ -62,36 +59,8 @@ CHAPTER = "08b_pytorch_primer"
 # --- shared ------------------------------------------------------------------------------------
 
 
-def _learner_line(error: BaseException, function) -> str:
-    """' at line N: `text`' for the innermost frame of the learner's cell, or ''."""
-    filename = getattr(getattr(function, "__code__", None), "co_filename", None)
-    if filename is None:
-        return ""
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == filename]
-    if not frames:
-        return ""
-    last = frames[-1]
-    text = (linecache.getline(filename, last.lineno) or last.line or "").strip()
-    return f" at line {last.lineno}" + (f": `{text}`" if text else "")
-
-
-def _line_values(error: BaseException, function) -> dict[str, object]:
-    """The values of the names on the learner's failing line (the innermost frame of the
-    learner's cell in the traceback), as that frame held them when the error was raised."""
-    filename = getattr(getattr(function, "__code__", None), "co_filename", None)
-    frame, line, tb = None, None, error.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == filename:
-            frame, line = tb.tb_frame, tb.tb_lineno
-        tb = tb.tb_next
-    if frame is None:
-        return {}
-    tree = parse_line(linecache.getline(filename, line))
-    if tree is None:
-        return {}
-    names = dict.fromkeys(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
-    local = frame.f_locals
-    return {name: local[name] for name in names if name in local}
+_learner_line = _pyerrors.where  # ' at line N: `text`' for the learner's failing line
+_line_values = _pyerrors.line_values  # the values of the names on that line
 
 
 def _described(values: dict[str, object]) -> str:
@@ -151,10 +120,30 @@ def _raised(exercise_id: str, error: BaseException, answer, hints) -> CheckResul
         error._course_where = where
         error._course_values = _line_values(error, answer)
     hint = hints(error, text)
+    if not hint:  # the chapter names nothing: read the values on the failing line
+        hint = _pyerrors.explain(error, answer) or ""
     if isinstance(hint, tuple):  # (what the checker observed besides the error, hint)
         seen, hint = hint
-        what = what + ("" if what.endswith(".") else ".") + " " + seen
+        if seen:
+            what = what + ("" if what.endswith(".") else ".") + " " + seen
     return failed(exercise_id, what, hint or "run it in a cell of its own to see the full error.")
+
+
+def _with_source_evidence(run):
+    """``run``, whose wrong-result verdicts (not an exception's) put first what the cell's source
+    shows: an out-of-place tensor method whose result is thrown away."""
+
+    def checked(answer) -> CheckResult:
+        result = run(answer)
+        if result.passed or not result.attempted or result.what.startswith("Your function"):
+            return result
+        found = _pyerrors.dropped_evidence(answer)
+        if found is None:
+            return result
+        seen, hint = found
+        return failed(result.exercise_id, f"{result.what} {seen}", hint)
+
+    return checked
 
 
 # --- 1. one training step ------------------------------------------------------------------------
@@ -840,7 +829,30 @@ def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[st
                     f"is a {name} number: the loss was computed in {name}.",
                     LOW_PRECISION,
                 )
-    return None
+    return _gathered_rows(nth, g, targets, real, scale)
+
+
+def _gathered_rows(nth: str, g, targets, real, scale: float) -> tuple[str, str] | None:
+    """(what, hint) when the gradient at the logits reaches only the positions whose flat index
+    is a target id, raising one and the same token there: the log-probabilities indexed with the
+    targets along the positions' axis (``logp.gather(0, ...)``, ``logp[targets, 0]``)."""
+    flat = g.reshape(-1, g.shape[-1])
+    reached = (flat.abs().amax(-1) > 1e-7 * scale).nonzero().flatten().tolist()
+    if not reached:
+        return None
+    raised = {int(flat[r].argmin()) for r in reached}
+    ids = {int(t) for t in targets[real].flatten().tolist()}
+    if len(raised) != 1 or set(reached) != {t for t in ids if t < flat.shape[0]}:
+        return None
+    token = raised.pop()
+    return (
+        f"{nth}, the gradient at the logits reaches only the {len(reached)} positions whose "
+        f"place in the flattened batch is one of the target ids, and raises token {token} at "
+        "each: the targets picked positions (rows), and a fixed column picked the token.",
+        "pick each position's own target along the vocabulary, the last axis: "
+        "`logp.gather(-1, targets.unsqueeze(-1))` (or `logp[torch.arange(n), targets]` on "
+        "flattened (n, vocab) log-probabilities), not along the positions (dim 0).",
+    )
 
 
 def _unscored(nth: str, seen: list, n: int, scale: float) -> tuple[str, str] | None:
@@ -1554,7 +1566,7 @@ register(
         launch=f"{STEPS} calls (batches of {', '.join(map(str, STEP_BATCHES))} sequences) on a "
         f"1-layer gu.gpt model with torch.optim.SGD(lr={STEP_LR}, "
         f"momentum={MOMENTUM}), compared with a correct run from the same seed",
-        run=functools.partial(_run_train_step, "primer_train_step"),
+        run=_with_source_evidence(functools.partial(_run_train_step, "primer_train_step")),
         kind="function",
         time_limit=30.0,
     )
@@ -2906,7 +2918,7 @@ register(
         "(batch, seq, d_model); use its submodules, not block(x)",
         launch=f"{len(BLOCK_CASES)} blocks with random parameters, shapes (d_model, heads, batch, "
         f"seq) {', '.join(str(c) for c in BLOCK_CASES)}; values and gradients compared",
-        run=functools.partial(_run_block, "primer_block_forward"),
+        run=_with_source_evidence(functools.partial(_run_block, "primer_block_forward")),
         kind="function",
         time_limit=30.0,
     )
@@ -3070,9 +3082,17 @@ class _AccumulateStep:
         if math.isclose(c, m, rel_tol=1e-3) and _close(
             got, {a: m * g for a, g in expected.items()}
         ):
+            each = f"{counts[0]} real tokens, one micro-batch's" if len(set(counts)) == 1 else ""
             return (
                 f"In call {k + 1}, the gradients `optimizer.step()` used are {m} times the whole "
-                f"batch's mean: the {m} micro-batches' means were added, not averaged.",
+                f"batch's mean: the {m} micro-batches' means were added, not averaged"
+                + (
+                    f", or the summed loss was divided by {each} count instead of all {n} (a "
+                    "count taken from one micro-batch, such as the loop's variable read after "
+                    "the loop)."
+                    if each
+                    else "."
+                ),
                 TOKEN_WEIGHTED,
             )
         positions = sum(t.numel() for _, t in micro)
@@ -3090,6 +3110,9 @@ class _AccumulateStep:
             "every position, padding included": positions,
             f"the first micro-batch's {counts[0]} real tokens x {m} micro-batches": counts[0] * m,
             f"the last micro-batch's {counts[-1]} real tokens x {m} micro-batches": counts[-1] * m,
+            f"the last micro-batch's {counts[-1]} real tokens only (a count read after the "
+            "loop, from the loop's last micro-batch)": counts[-1],
+            f"the first micro-batch's {counts[0]} real tokens only": counts[0],
             f"the {sum(t.shape[0] for _, t in micro)} sequences of all micro-batches": sum(
                 t.shape[0] for _, t in micro
             ),
@@ -3209,7 +3232,9 @@ register(
         f"{STEP_CONFIG['seq_len']} positions) on a 1-layer gu.gpt model with torch.optim.SGD("
         f"lr={STEP_LR}, momentum={MOMENTUM}); real tokens per micro-batch "
         + ", then ".join(str([sum(r) for r in c]) for c in ACCUMULATE_LENGTHS),
-        run=functools.partial(_run_accumulate_step, "primer_accumulate_step"),
+        run=_with_source_evidence(
+            functools.partial(_run_accumulate_step, "primer_accumulate_step")
+        ),
         kind="function",
         time_limit=30.0,
     )

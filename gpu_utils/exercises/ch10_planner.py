@@ -50,6 +50,7 @@ from dataclasses import dataclass, replace
 
 from ..facts import specs
 from ..many_gpus import collectives, flops, memory, parallelism, pipeline
+from . import _pyerrors
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 
 #: Its own progress row beside "10_model_parallel": lab 10's corpus tests count every code
@@ -396,12 +397,19 @@ def _call(exercise_id: str, function, args: tuple, allow_plan: bool, errors=None
         except Exception:
             text = ""
         text = text if len(text) < 200 else text[:197] + "..."
+        seen, hint = _pyerrors.explain(error, function) or ("", "")
+        where = _pyerrors.where(error, function)
         return (
             None,
             failed(
                 exercise_id,
-                f"Your function raised {type(error).__name__}" + (f": {text}" if text else "."),
-                "run it in a cell of its own to see the full error.",
+                f"Your function raised {type(error).__name__}{where}"
+                + (f": {text}" if text else "."),
+                # what the failing line's values show leads the hint (the verdict's text gets
+                # the layout appended)
+                f"{seen} {hint[0].upper()}{hint[1:]}"
+                if seen and hint
+                else (hint or "run it in a cell of its own to see the full error."),
             ),
             watch.called,
         )
@@ -653,8 +661,11 @@ def _raised(figure, answer, layout: dict, problem: CheckResult, error) -> CheckR
             found.append(given)
             note = ARGUMENT_NOTES.get(key, "")
     if not found:
+        generic = problem.hint.startswith("run it in a cell")
         return failed(
-            figure.exercise_id, what, "run your function on that layout in a cell of its own."
+            figure.exercise_id,
+            what,
+            "run your function on that layout in a cell of its own." if generic else problem.hint,
         )
     hint = "; ".join(found) + "."
     hint = hint[0].upper() + hint[1:]

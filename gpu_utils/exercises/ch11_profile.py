@@ -32,6 +32,7 @@ import torch
 
 from ..many_gpus import capstone_profile as cp
 from ..many_gpus import gpt, training
+from . import _pyerrors
 from ._errors import parse_line
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed, register
 from .ch11_training import TIME_LIMIT as _LAB_TIME_LIMIT
@@ -120,11 +121,13 @@ def _call(exercise_id: str, function, *args):
         )
     except Exception as error:
         text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        what = f"Your function raised {type(error).__name__}: {text[:300]}{_line_of(error)}."
+        hint = _error_hint(text, _line_of(error))
+        if not hint:  # read the values on the failing line
+            seen, hint = _pyerrors.explain(error, function) or ("", "")
+            what += f" {seen}" if seen else ""
         return None, failed(
-            exercise_id,
-            f"Your function raised {type(error).__name__}: {text[:300]}{_line_of(error)}.",
-            _error_hint(text, _line_of(error))
-            or "run it yourself in a new cell to see the full traceback.",
+            exercise_id, what, hint or "run it yourself in a new cell to see the full traceback."
         )
 
 
@@ -1048,7 +1051,54 @@ def _draw_problem(
             "each step (without a generator, get_batch draws from torch's global random "
             "state).",
         )
-    return None
+    return _other_draw(exercise_id, first, training.encode(text), text.encode("utf-8"))
+
+
+def _other_draw(
+    exercise_id: str, first: torch.Tensor, data: torch.Tensor, given: bytes
+) -> CheckResult | None:
+    """A first batch of real windows of the text that no seeded draw of the script gives (its
+    get_batch, or a DataLoader shuffling the windows, seeds 0-9): the windows' starts, and the
+    bound of ``torch.randint`` that gives them, when one near the script's does."""
+    batch = first.shape[0]
+    if any(
+        torch.equal(first, w) for seed in SEEDS_TRIED for w in _first_windows(data, batch, seed)
+    ):
+        return None
+    starts = [_window_starts(given, row) for row in first]
+    if not all(starts):
+        return None  # not plain windows of the text: other checks speak for those
+    mine = [s[0] for s in starts]  # (a window the text holds twice: its first place)
+    bound = len(data) - cp.SEQ_LEN
+    why = ""
+    for seed in SEEDS_TRIED:
+        for shift in (-2, -1, 1, 2):
+            drawn = torch.randint(
+                bound + shift, (batch,), generator=torch.Generator().manual_seed(seed)
+            ).tolist()
+            if all(d in s for d, s in zip(drawn, starts, strict=True)):
+                mine = drawn
+                sign = "+" if shift > 0 else "-"
+                why = (
+                    f" They are exactly `torch.randint(len(data) - SEQ_LEN {sign} {abs(shift)}, "
+                    f"({batch},), generator=...)` seeded {seed}: a bound {abs(shift)} "
+                    f"{'above' if shift > 0 else 'below'} get_batch's `len(data) - SEQ_LEN`, so "
+                    "the same generator gives other starts."
+                )
+                break
+        if why:
+            break
+    script = torch.randint(bound, (batch,), generator=torch.Generator().manual_seed(0)).tolist()
+    return failed(
+        exercise_id,
+        f"The first windows your model trained on start at tokens {mine[:4]}"
+        f"{', ...' if batch > 4 else ''}; no seeded draw of the script gives them (its "
+        f"`T.get_batch` with `torch.Generator().manual_seed(0)` starts at {script[:4]}"
+        f"{', ...' if batch > 4 else ''}), so the losses are not the script's.{why}",
+        "keep the script's draw, `T.get_batch(data, BATCH, SEQ_LEN, generator)` with the "
+        "generator seeded once before the loop; a draw of your own must make the same calls "
+        "(`torch.randint(len(data) - SEQ_LEN, (BATCH,), generator=generator)`).",
+    )
 
 
 def _returned_losses(

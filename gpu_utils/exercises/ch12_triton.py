@@ -1719,7 +1719,9 @@ def _attention_case(rng, seq, dim, bm, bn, causal, negative=False, pads=(0, 0, 0
 def _attention_cases(rng: np.random.Generator) -> list[TritonCase]:
     return [
         _attention_case(rng, 64, 16, 16, 16, True),
-        _attention_case(rng, 50, 32, 16, 32, False, pads=(8, 16, 24)),  # four row strides
+        _attention_case(
+            rng, 50, 32, 16, 16, False, pads=(8, 16, 24)
+        ),  # strides; HEAD_DIM > BLOCK_N
         _attention_case(rng, 45, 16, 32, 16, True),
         _attention_case(rng, 40, 16, 16, 16, False, negative=True),
     ]
