@@ -21,6 +21,7 @@ import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from . import _pyerrors
 from ._registry import CheckResult, Exercise, failed, not_attempted, passed
 
 
@@ -115,10 +116,13 @@ def numeric_exercise(
             except Exception:  # e.g. an integer too long to print
                 text = ""
             text = text if len(text) < 200 else text[:197] + "..."
+            seen, hint = _pyerrors.explain(error, function) or ("", "")
             return failed(
                 id,
-                f"Your function raised {type(error).__name__}" + (f": {text}" if text else "."),
-                "run it in a cell of its own to see the full error.",
+                f"Your function raised {type(error).__name__}{_pyerrors.where(error, function)}"
+                + (f": {text}" if text else ".")
+                + (f" {seen}" if seen else ""),
+                hint or "run it in a cell of its own to see the full error.",
             )
         return judge(id, answer() if callable(answer) else answer, value)
 

@@ -79,7 +79,7 @@ def line_values(error: BaseException, function) -> dict[str, object]:
     frame, line = learner_frame(error, function)
     if frame is None:
         return {}
-    tree = parse_line(linecache.getline(frame.f_code.co_filename, line))
+    tree = _statement_tree(frame.f_code.co_filename, line)
     if tree is None:
         return {}
     names = dict.fromkeys(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
@@ -143,7 +143,12 @@ def described(values: dict[str, object]) -> str:
 def _fields(value) -> list[str]:
     """The public data attributes of an object (a dataclass's fields first)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return [f.name for f in dataclasses.fields(value)]
+        properties = [
+            n
+            for n, a in vars(type(value)).items()
+            if isinstance(a, property) and not n.startswith("_")
+        ]
+        return [f.name for f in dataclasses.fields(value)] + properties
     if hasattr(value, "_fields"):  # a namedtuple
         return list(value._fields)
     names = []
@@ -183,10 +188,27 @@ def _evaluate(node: ast.AST, frame):
     raise LookupError(ast.dump(node))
 
 
+def _statement_tree(filename: str, line: int) -> ast.Module | None:
+    """The failing line parsed on its own, or, for a statement over several lines (a call
+    whose arguments go on), that whole statement from the cell's source."""
+    tree = parse_line(linecache.getline(filename, line))
+    if tree is not None:
+        return tree
+    try:
+        cell = ast.parse("".join(linecache.getlines(filename)))
+    except SyntaxError:
+        return None
+    simple = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
+    for node in ast.walk(cell):
+        if isinstance(node, simple) and node.lineno == line:
+            return ast.Module([node], [])
+    return None
+
+
 def _line_tree(frame, line) -> ast.Module | None:
     if frame is None:
         return None
-    return parse_line(linecache.getline(frame.f_code.co_filename, line))
+    return _statement_tree(frame.f_code.co_filename, line)
 
 
 def _values_of_type(tree, frame, type_name: str) -> list[tuple[str, object]]:
@@ -347,6 +369,11 @@ def _no_attribute(frame, line, tree, type_name: str, attribute: str) -> tuple[st
     source, value = candidates[0]
     words = describe_value(value) or f"a {type_name}"
     seen = f"On that line `{source}` is {words}, which has no `.{attribute}`."
+    if isinstance(value, dict) and attribute in ("add", "discard", "union") and not value:
+        return seen, (
+            f"`.{attribute}(...)` is a set's method, and `{source}` is a dict (`{{}}` makes an "
+            "empty dict, not an empty set): make an empty set with `set()`."
+        )
     if isinstance(value, dict):
         if attribute in value:
             return seen, (
@@ -355,9 +382,8 @@ def _no_attribute(frame, line, tree, type_name: str, attribute: str) -> tuple[st
             )
         close = difflib.get_close_matches(attribute, [str(k) for k in value], n=3)
         keys = ", ".join(repr(k) for k in (close or list(value)[:8]))
-        return (
-            seen,
-            f"read a dict's entries with brackets, `{source}[key]`; its keys include {keys}.",
+        return seen, f"read a dict's entries with brackets, `{source}[key]`" + (
+            f"; its keys include {keys}." if keys else " (this one is empty)."
         )
     if isinstance(value, list | tuple) and attribute in _TENSOR_ONLY:
         return seen, (
@@ -410,6 +436,177 @@ def _not_subscriptable(frame, line, tree, type_name: str) -> tuple[str, str] | N
             listed = ", ".join(f"`{f}`" for f in fields[:12])
             return seen, f"read a {type_name}'s fields as attributes (`{source}.name`): {listed}."
         return seen, ""
+    return None
+
+
+def _object_operand(frame, tree, types: tuple[str, str]) -> tuple[str, str] | None:
+    """An object (not a number) in arithmetic: its numeric fields, a ``total`` first."""
+    for type_name in types:
+        if type_name in ("int", "float", "NoneType", "Tensor", "str", "list", "tuple", "dict"):
+            continue
+        candidates = _values_of_type(tree, frame, type_name)
+        if not candidates:
+            continue
+        source, value = candidates[0]
+        numeric = [f for f in _fields(value) if isinstance(getattr(value, f, None), int | float)]
+        if not numeric:
+            return None
+        numeric.sort(key=lambda f: f != "total")
+        listed = ", ".join(f"`{source}.{f}`" for f in numeric[:8])
+        return (
+            f"On that line `{source}` is a {type_name}, an object holding several numbers, not "
+            "a number.",
+            f"use the number you mean from its fields: {listed}.",
+        )
+    return None
+
+
+def _spread_keywords(frame, tree, keyword: str) -> tuple[str, str] | None:
+    """``f(**d)`` where ``f`` takes ``d`` itself: the dict's keys became keyword arguments."""
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)) if tree else ():
+        spread = [k for k in call.keywords if k.arg is None]
+        if not spread:
+            continue
+        name = ast.unparse(call.func)
+        given = ast.unparse(spread[0].value)
+        try:
+            parameters = list(inspect.signature(_evaluate(call.func, frame)).parameters)
+        except Exception:
+            parameters = []
+        takes = f" `{name}` takes ({', '.join(parameters)})." if parameters else ""
+        return (
+            f"`**{given}` turns each key of `{given}` into a keyword argument ({keyword}=...)."
+            + takes,
+            f"pass the dict itself, `{name}({given})`, when the function takes the whole dict; "
+            "`**` is for a function whose parameters are the dict's keys.",
+        )
+    return None
+
+
+def _unpacked_tuple(frame, line, tree) -> tuple[str, str] | None:
+    """A name holding the whole tuple a call returned, used as one of its items."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+            continue
+        value = frame.f_locals.get(node.value.id)
+        if not isinstance(value, tuple):
+            continue
+        name = node.value.id
+        found = _assignment(frame, line, name)
+        items = ", ".join(describe_value(v) or type(v).__name__ for v in value[:4])
+        seen = f"On that line `{name}` is a tuple of {len(value)} items ({items})"
+        if found is not None and isinstance(found[2], ast.Call):
+            called = ast.unparse(found[2].func)
+            seen += f", the whole of what `{called}(...)` returned at line {found[0]}"
+            names = ", ".join([name] + ["_"] * (len(value) - 1))
+            return seen + ".", (
+                f"`{called}(...)` returns {len(value)} values: unpack them, "
+                f"`{names} = {called}(...)`, to get the one you want."
+            )
+        return seen + ".", f"take the item you want out of `{name}` (e.g. `{name}[0]`)."
+    return None
+
+
+def _flattened_by_mask(values: dict, tree) -> tuple[str, str] | None:
+    """A boolean mask on the line, whose indexing flattens a tensor to one dimension."""
+    for node in ast.walk(tree) if tree is not None else ():
+        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name)):
+            continue
+        mask = values.get(node.slice.id)
+        if _tensor_words(mask) is None or "bool" not in str(mask.dtype) or mask.ndim < 2:
+            continue
+        text = ast.unparse(node)
+        return (
+            f"On that line `{text}` picks the elements where `{node.slice.id}` "
+            f"({_tensor_words(mask)}) is True into one flat 1-d tensor: the "
+            f"{' x '.join(map(str, mask.shape))} shape is gone.",
+            "indexing with a boolean mask always flattens; keep the tensor's shape where a "
+            "function needs it (a model takes (batch, seq) token ids) and leave out the masked "
+            "positions another way (targets of -100 are ignored by `F.cross_entropy`).",
+        )
+    return None
+
+
+def _linear_sizes(frame, tree, text: str = "") -> tuple[str, str] | None:
+    """The linear layers called on the line, with the features each takes and gives (and, from
+    torch's "(AxB and CxD)", which of them got B features where it takes C)."""
+    import torch
+
+    layers = []
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)) if tree else ():
+        try:
+            module = _module_at(call.func, frame)
+        except Exception:
+            continue
+        if isinstance(module, torch.nn.Linear):
+            layers.append((ast.unparse(call.func), module))
+    if not layers:
+        return None
+    said = "; ".join(
+        f"`{name}` takes {m.in_features} features and gives {m.out_features}" for name, m in layers
+    )
+    sizes = re.search(r"\((\d+)x(\d+) and (\d+)x(\d+)\)", text)
+    if sizes:
+        got, takes = int(sizes.group(2)), int(sizes.group(3))
+        hit = [name for name, m in layers if m.in_features == takes]
+        if len(hit) == 1:
+            said += f". The input that reached `{hit[0]}` has {got} features, not {takes}"
+    return (
+        f"On that line {said}.",
+        "a linear layer's input must end in its in_features: check which layer each input "
+        "goes through, and in what order (each layer's output is the next one's input).",
+    )
+
+
+def _module_at(node, frame):
+    """A module reached by attributes from a frame's name (``block.mlp.fc2``): submodules are
+    read from ``_modules``, so no code of the learner runs."""
+    if isinstance(node, ast.Name):
+        return frame.f_locals.get(node.id, frame.f_globals.get(node.id))
+    if isinstance(node, ast.Attribute):
+        base = _module_at(node.value, frame)
+        modules = getattr(base, "_modules", None)
+        if isinstance(modules, dict) and node.attr in modules:
+            return modules[node.attr]
+    raise LookupError(ast.dump(node))
+
+
+def _unpacked_value(frame, tree) -> tuple[str, str] | None:
+    """An assignment ``a, b = value`` whose value holds another number of items."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple)):
+            continue
+        try:
+            value = _evaluate(node.value, frame)
+            count = len(value)
+        except Exception:
+            continue
+        names = len(node.targets[0].elts)
+        shown = repr(value) if len(repr(value)) < 60 else f"a {type(value).__name__} of {count}"
+        return (
+            f"On that line `{ast.unparse(node.value)}` is {shown}: {count} item"
+            f"{'' if count == 1 else 's'}, unpacked into {names} names.",
+            "check what that value holds for every item you loop over (not every event or row "
+            "has the same shape): test its length first, or pick only the ones you mean.",
+        )
+    return None
+
+
+def _uncalled_method(frame, tree) -> tuple[str, str] | None:
+    """An argument that is a method itself (``model.parameters``) where its result is meant."""
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        for argument in call.args:
+            if not (isinstance(argument, ast.Attribute) and isinstance(argument.value, ast.Name)):
+                continue
+            base = frame.f_locals.get(argument.value.id, frame.f_globals.get(argument.value.id))
+            method = getattr(type(base), argument.attr, None)
+            if base is None or not callable(method):
+                continue
+            text = ast.unparse(argument)
+            return (
+                f"On that line `{text}` is a method, passed without calling it.",
+                f"call it to get what it returns: `{text}()`.",
+            )
     return None
 
 
@@ -503,6 +700,41 @@ def _rule(error, text, frame, line, tree, values) -> tuple[str, str] | None:
         found = _not_callable(frame, line, tree, match.group(1))
         if found is not None:
             return found
+    match = re.search(r"unsupported operand type\(s\) for [^:]+: '(\w+)' and '(\w+)'", text)
+    if isinstance(error, TypeError) and match:
+        found = _object_operand(frame, tree, match.groups())
+        if found is not None:
+            return found
+    match = re.search(r"got an unexpected keyword argument '(\w+)'", text)
+    if isinstance(error, TypeError) and match:
+        found = _spread_keywords(frame, tree, match.group(1))
+        if found is not None:
+            return found
+    match = re.search(r"'tuple' object has no attribute '(\w+)'", text)
+    if isinstance(error, AttributeError) and match:
+        found = _unpacked_tuple(frame, line, tree)
+        if found is not None:
+            return found
+    if "not enough values to unpack" in text or "too many values to unpack" in text:
+        found = _flattened_by_mask(values, tree) or _unpacked_value(frame, tree)
+        if found is not None:
+            return found
+    if "generator=int" in text:
+        return "", (
+            "`generator=` takes a `torch.Generator`, and an int (a seed) was given: make one "
+            "once, before the loop, `generator = torch.Generator().manual_seed(0)`, and pass it."
+        )
+    match = re.search(
+        r"'(method|function|builtin_function_or_method)' object is not iterable", text
+    )
+    if isinstance(error, TypeError) and match:
+        found = _uncalled_method(frame, tree)
+        if found is not None:
+            return found
+    if "cannot be multiplied" in text:
+        found = _linear_sizes(frame, tree, text)
+        if found is not None:
+            return found
     match = re.search(r"'(\w+)' object has no attribute '(\w+)'", text)
     if isinstance(error, AttributeError) and match:
         found = _no_attribute(frame, line, tree, match.group(1), match.group(2))
@@ -572,7 +804,7 @@ def _rule(error, text, frame, line, tree, values) -> tuple[str, str] | None:
             if _tensor_words(v) is not None and str(v.dtype) in ("torch.int32", "torch.int16")
         ]
         if narrow:
-            name, value = narrow[-1]  # the targets come after the inputs
+            name = narrow[-1][0]  # the targets come after the inputs
             listed = "; ".join(f"`{n}` is {_tensor_words(v)}" for n, v in narrow)
             return (
                 f"On that line {listed}.",

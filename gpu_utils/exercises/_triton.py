@@ -748,6 +748,7 @@ class LaunchError:
     masked: bool = False
     offsets: tuple[int, ...] = ()
     program: tuple[int, ...] = ()
+    from_source: bool = False  # the hint was read from the access's own source line
 
 
 def _cause(error: BaseException) -> BaseException:
@@ -837,6 +838,19 @@ def _constexpr_names(value: int, frame_locals: dict) -> list[str]:
     ]
 
 
+def _is_index_run(value) -> bool:
+    """Whether an interpreter block holds consecutive integers (``start + tl.arange(0, B)``): an
+    index vector, whose placement (``cols[None, :]``, columns along axis 1) says which axis is
+    which."""
+    data = getattr(getattr(value, "handle", None), "data", None)
+    if data is None:
+        return False
+    data = np.asarray(data).reshape(-1)
+    if data.size < 2 or data.dtype.kind not in "iu":
+        return False
+    return bool((np.diff(data.astype(np.int64)) == 1).all())
+
+
 def _transposed(source: str, blocks, frame_locals: dict) -> str | None:
     """The hint when the line lays a 1-D block of L entries along one axis on purpose
     (``cols[None, :]``: along the columns) and a 2-D block of the line has L entries along the
@@ -852,6 +866,8 @@ def _transposed(source: str, blocks, frame_locals: dict) -> str | None:
         index = node.slice
         if not (vector and len(vector) == 1 and isinstance(index, ast.Tuple)):
             continue
+        if not _is_index_run(frame_locals.get(node.value.id)):
+            continue  # a vector of data (targets, a row's maximum): it may be the one laid wrong
         parts = [isinstance(e, ast.Constant) and e.value is None for e in index.elts]
         if parts not in ([True, False], [False, True]):
             continue
@@ -1007,14 +1023,32 @@ def explain(error: BaseException, filename: str) -> LaunchError:
         )
     if isinstance(cause, OutOfBounds):
         unbounded = getattr(cause, "unbounded", ())
+        from_source = access_source_hint(filename, cause.line)
         store = getattr(cause, "access", "read") != "read"
         foreign = getattr(cause, "foreign", None)
-        if foreign:
+        if from_source:
+            hint = from_source
+        elif foreign:
             stride, owner, mine = foreign
             hint = (
                 f"the pointers into `{cause.tensor}` are built with `{stride}`, the stride of "
                 f"`{owner}`: each tensor has its own layout"
                 + (f"; use `{mine}` for `{cause.tensor}`." if mine else ".")
+            )
+        elif (
+            getattr(cause, "row_times", None)
+            and cause.row_times[2] in (4, 8)
+            and any(
+                re.search(pattern, (cause.source or "") + _row_source(filename))
+                for pattern in (rf"\*\s*{cause.row_times[2]}\b", rf"\b{cause.row_times[2]}\s*\*")
+            )
+        ):
+            p, row, k = cause.row_times
+            hint = (
+                f"program {p} reached row {row} = {p} x {k} of `{cause.tensor}`: its row offset "
+                f"is multiplied by {k}, the size of an element in bytes. Triton's pointer "
+                "arithmetic and the strides you are given count elements, not bytes: "
+                "`x_ptr + row * x_row_stride` is already row `row`."
             )
         elif getattr(cause, "row_times", None):
             p, row, k = cause.row_times
@@ -1091,6 +1125,7 @@ def explain(error: BaseException, filename: str) -> LaunchError:
             cause.masked,
             getattr(cause, "offsets", ()),
             getattr(cause, "program", ()),
+            from_source=bool(from_source),
         )
     if isinstance(cause, NotImplementedError):
         raise NotAttempted from error
@@ -1131,16 +1166,69 @@ def explain(error: BaseException, filename: str) -> LaunchError:
             **common,
         )
     text = f"Your kernel raised {exc_type} at {where}" + (f": {message}" if message else ".")
-    operands = operand_problem(message, source, _learner_locals(cause, filename))
+    frame_locals = _learner_locals(cause, filename)
+    operands = _broadcast_load(filename, source, frame_locals) or operand_problem(
+        message, source, frame_locals
+    )
     return LaunchError(
         "other",
         text,
         operands
+        or _floor_division(source, message)
         or _host_call(source)
         or _block_through_scalar(message)
         or f"fix the cause of this {exc_type}" + (f" on line {line}" if line else "") + ".",
         **common,
     )
+
+
+def _row_source(filename: str) -> str:
+    """The lines of the learner's cell that compute a row's offset (``row * ...``)."""
+    return "".join(
+        line for line in linecache.getlines(filename) if re.search(r"\brow\w*\s*\*", line)
+    )
+
+
+def _floor_division(source: str, message: str) -> str:
+    """The hint when the failing line divides with ``//`` and the error is about a float type:
+    Triton defines floor division for integers only."""
+    if "//" not in source or not re.search(r"fp(16|32|64)|bf16|float", message):
+        return ""
+    return (
+        "`//` is floor division, which Triton defines for integers only, and this line divides "
+        "a float block: divide with `/` (a mean is `tl.sum(x, axis=0) / n_cols`)."
+    )
+
+
+def _broadcast_load(filename: str, source: str, frame_locals: dict) -> str:
+    """The hint when a 2-D block on the failing line was loaded through a vector of pointers with
+    a 2-D mask (``tl.load(target_ptr + rows, mask=row_ok[:, None])``): the mask made the load
+    2-D."""
+    try:
+        tree = ast.parse(textwrap.dedent("".join(linecache.getlines(filename))))
+    except SyntaxError:
+        return ""
+    for name, shape, _ in _blocks_on_line(source, frame_locals):
+        if len(shape) != 2:
+            continue
+        for value in _assigned_values(tree, name):
+            loads = [n for n in ast.walk(value) if _tl_call(n) == "load" and n.args]
+            for load in loads:
+                mask = next((k.value for k in load.keywords if k.arg == "mask"), None)
+                if mask is None or _placements(load.args[0]) or not _placements(mask):
+                    continue
+                pointer_names = {n.id for n in ast.walk(load.args[0]) if isinstance(n, ast.Name)}
+                shapes = [getattr(frame_locals.get(n), "shape", None) for n in pointer_names]
+                if any(sh is not None and len(sh) > 1 for sh in shapes):
+                    continue
+                return (
+                    f"`{name}` is {shape[0]} x {shape[1]}: it was loaded through a vector of "
+                    f"pointers, `{ast.unparse(load.args[0])}`, with a 2-D mask, "
+                    f"`{ast.unparse(mask)}`, and the mask made the load a 2-D block (each "
+                    "lane of the mask reads a pointer of the vector). Give a vector of pointers "
+                    "a vector mask (without `[:, None]`)."
+                )
+    return ""
 
 
 _HOST_CALL = re.compile(r"\b(math|np|numpy|torch)\.(\w+)\s*\(")
@@ -1389,6 +1477,194 @@ def _chained_mask_hint(function, tree=None, first: int = 0) -> tuple[str, str] |
     )
 
 
+def _placements(node) -> dict[str, set[int]]:
+    """For each name indexed ``x[:, None]`` (laid along axis 0) or ``x[None, :]`` (axis 1) in an
+    expression, the axes it is laid along."""
+    found: dict[str, set[int]] = {}
+    for sub in ast.walk(node):
+        if not (isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name)):
+            continue
+        if not (isinstance(sub.slice, ast.Tuple) and len(sub.slice.elts) == 2):
+            continue
+        nones = [isinstance(e, ast.Constant) and e.value is None for e in sub.slice.elts]
+        if nones in ([False, True], [True, False]):
+            found.setdefault(sub.value.id, set()).add(0 if nones[1] else 1)
+    return found
+
+
+def _assigned_values(tree, name: str) -> list[ast.AST]:
+    """Every expression assigned to ``name`` (``=`` or ``+=``) in the kernel."""
+    values = []
+    for node in ast.walk(tree):
+        assigned = isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        )
+        if assigned or (
+            isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == name
+        ):
+            values.append(node.value)
+    return values
+
+
+def access_source_hint(filename: str, line: int | None) -> str:
+    """What the source of the failing ``tl.load``/``tl.store`` shows, or "": an index laid along
+    one axis in the pointers and along the other in the mask (``offs_k[:, None]`` in b's
+    pointers, ``offs_k[None, :]`` in its mask); a pointer that the loop advances and the load
+    offsets again by the loop's variable (the K offset counted twice)."""
+    if not line:
+        return ""
+    try:
+        tree = ast.parse(textwrap.dedent("".join(linecache.getlines(filename))))
+    except SyntaxError:
+        return ""
+    calls = [
+        n
+        for n in ast.walk(tree)
+        if _tl_call(n) in ("load", "store") and n.lineno <= line <= (n.end_lineno or n.lineno)
+    ]
+    return _call_source_hint(tree, calls[0]) if calls else ""
+
+
+def _reaches(tree, node, wanted: str, depth: int = 4) -> bool:
+    """Whether an expression uses ``tl.<wanted>`` itself or through the names it reads."""
+    if any(_tl_call(n) == wanted for n in ast.walk(node)):
+        return True
+    if depth == 0:
+        return False
+    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return any(
+        _reaches(tree, value, wanted, depth - 1)
+        for name in names
+        for value in _assigned_values(tree, name)
+    )
+
+
+def _lane_mask(tree, pointer, mask) -> str:
+    """The text of a mask's compared operand that is a bare ``tl.arange`` (or a name made only
+    of one), when the pointers reach ``tl.program_id``: a lane index compared with a size."""
+    if mask is None or not _reaches(tree, pointer, "program_id"):
+        return ""
+    moved = {n.target.id for n in ast.walk(tree) if isinstance(n, ast.AugAssign)} & {
+        n.id for n in ast.walk(pointer) if isinstance(n, ast.Name)
+    }
+    if moved:  # pointers that move along (a matmul's K loop): a lane index against what is left
+        return ""
+    masks = [mask]
+    if isinstance(mask, ast.Name):
+        masks = _assigned_values(tree, mask.id) or [mask]
+    for expression in masks:
+        for compare in (n for n in ast.walk(expression) if isinstance(n, ast.Compare)):
+            if not all(isinstance(c, ast.Name) for c in compare.comparators):
+                continue  # `offs_k < K - k`: a lane index against what is left, not a size
+            left = compare.left
+            if isinstance(left, ast.Subscript):
+                left = left.value
+            aranges = [left] if _tl_call(left) == "arange" else []
+            if isinstance(left, ast.Name):
+                values = _assigned_values(tree, left.id)
+                if values and all(_tl_call(v) == "arange" for v in values):
+                    aranges = values
+            for arange in aranges:
+                size = arange.args[-1] if arange.args else None
+                if isinstance(size, ast.Name) and _block_start(tree, pointer, size.id):
+                    return ast.unparse(compare.left)
+    return ""
+
+
+def _is_program_id(tree, node) -> bool:
+    """``tl.program_id(...)`` itself, or a name only ever assigned one."""
+    if _tl_call(node) == "program_id":
+        return True
+    if isinstance(node, ast.Name):
+        values = _assigned_values(tree, node.id)
+        return bool(values) and all(_tl_call(v) == "program_id" for v in values)
+    return False
+
+
+def _block_start(tree, node, size: str, depth: int = 4) -> bool:
+    """Whether an expression (or a name it reads) holds ``program_id * size``: the start of a
+    1-D kernel's block of ``size`` lanes (not a row's start, ``row * stride``)."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult):
+            sides = (sub.left, sub.right)
+            named = any(isinstance(x, ast.Name) and x.id == size for x in sides)
+            if named and any(_is_program_id(tree, x) for x in sides):
+                return True
+    if depth == 0:
+        return False
+    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return any(
+        _block_start(tree, value, size, depth - 1)
+        for name in names
+        for value in _assigned_values(tree, name)
+    )
+
+
+def _call_source_hint(tree, call: ast.Call) -> str:
+    """:func:`access_source_hint` for one ``tl.load``/``tl.store`` call of the kernel's tree."""
+    if not call.args:
+        return ""
+    pointer = call.args[0]
+    mask = next((k.value for k in call.keywords if k.arg == "mask"), None)
+    names = {n.id for n in ast.walk(pointer) if isinstance(n, ast.Name)}
+    laid = _placements(pointer)
+    for name in names:  # the pointer names' own definitions
+        for value in _assigned_values(tree, name):
+            for index, axes in _placements(value).items():
+                laid.setdefault(index, set()).update(axes)
+    if mask is not None:
+        mask_names = {n.id for n in ast.walk(mask) if isinstance(n, ast.Name)}
+        in_mask = _placements(mask)
+        for name in mask_names:
+            for value in _assigned_values(tree, name):
+                for index, axes in _placements(value).items():
+                    in_mask.setdefault(index, set()).update(axes)
+        for index, axes in in_mask.items():
+            if index in laid and len(laid[index]) == 1 and not axes & laid[index]:
+                p_axis = next(iter(laid[index]))
+                m_axis = next(iter(axes))
+                form = {0: "[:, None]", 1: "[None, :]"}
+                return (
+                    f"the pointers lay `{index}` along axis {p_axis} (`{index}{form[p_axis]}`) "
+                    f"but the mask lays it along axis {m_axis} (`{index}{form[m_axis]}`): the "
+                    "mask then bounds the other dimension of the block, and the lanes past "
+                    f"the end of `{index}`'s dimension get through. Index it the same way in "
+                    f"both: `{index}{form[p_axis]}` in the mask too."
+                )
+    lane = _lane_mask(tree, pointer, mask)
+    if lane:
+        return (
+            f"the mask compares `{lane}`, a lane's index inside the block (0 to BLOCK_SIZE - 1 "
+            "in every program), with the size, while the pointers move with the program's "
+            "`tl.program_id`: every lane of a later program passes it. Compare the same "
+            "offsets the pointers use (the block's start plus the lane) with the size."
+        )
+    for loop in (n for n in ast.walk(tree) if isinstance(n, ast.For)):
+        if not (loop.lineno <= call.lineno <= (loop.end_lineno or loop.lineno)):
+            continue
+        if not isinstance(loop.target, ast.Name):
+            continue
+        var = loop.target.id
+        advanced = {
+            n.target.id
+            for n in ast.walk(loop)
+            if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
+        }
+        if not isinstance(pointer, ast.BinOp):
+            continue
+        base = [n.id for n in ast.walk(pointer) if isinstance(n, ast.Name) and n.id in advanced]
+        uses_var = any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(pointer))
+        if base and uses_var:
+            return (
+                f"`{base[0]}` moves forward every step of the `for {var} in ...` loop (its "
+                f"`+=`), and this access adds an offset from `{var}` to it as well: the offset "
+                "along the loop's dimension is counted twice, so step j reads block 2j. Do "
+                f"one or the other: advance the pointers, or offset them by `{var}` from "
+                "fixed base pointers."
+            )
+    return ""
+
+
 def source_hint(function, outputs: Sequence[str]) -> tuple[str, str] | None:
     """(what the kernel's source shows, a hint) for a kernel whose results are wrong, from its
     code alone: an unparenthesised mask, an output read back, a value computed and dropped."""
@@ -1419,6 +1695,28 @@ def source_hint(function, outputs: Sequence[str]) -> tuple[str, str] | None:
             "adds nothing to a dot product) and give the padded columns of the result -inf, "
             "`tl.where(cols[None, :] < vocab, logits, -float('inf'))`.",
         )
+    for call in (n for n in ast.walk(tree) if _tl_call(n) in ("load", "store")):
+        found = _call_source_hint(tree, call)
+        if found:
+            text = ast.unparse(call)
+            text = text if len(text) <= 90 else text[:87] + "..."
+            return f"Line {first + call.lineno - 1}: `{text}`.", found
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.AugAssign)
+            and isinstance(node.target, ast.Name)
+            and _tl_call(node.value) == "dot"
+            and len(node.value.args) >= 3
+            and isinstance(node.value.args[2], ast.Name)
+            and node.value.args[2].id == node.target.id
+        ):
+            name = node.target.id
+            return (
+                f"Line {first + node.lineno - 1}: `{ast.unparse(node)}`.",
+                f"`tl.dot(a, b, {name})` already returns `{name} + a @ b`, and `+=` adds that "
+                f"to `{name}` again: each step doubles what `{name}` held. Write either "
+                f"`{name} = tl.dot(a, b, {name})` or `{name} += tl.dot(a, b)`.",
+            )
     dropped = _discarded(tree, first)
     if dropped:
         line, name, text = dropped

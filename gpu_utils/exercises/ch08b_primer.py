@@ -119,7 +119,11 @@ def _raised(exercise_id: str, error: BaseException, answer, hints) -> CheckResul
     with contextlib.suppress(AttributeError):
         error._course_where = where
         error._course_values = _line_values(error, answer)
-    hint = hints(error, text)
+    hint = ""
+    if "cannot be multiplied" in text:  # a linear layer's sizes, read from the modules first
+        found = _pyerrors.explain(error, answer)
+        hint = found if found and found[1] else ""
+    hint = hint or hints(error, text)
     if not hint:  # the chapter names nothing: read the values on the failing line
         hint = _pyerrors.explain(error, answer) or ""
     if isinstance(hint, tuple):  # (what the checker observed besides the error, hint)
@@ -829,7 +833,47 @@ def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[st
                     f"is a {name} number: the loss was computed in {name}.",
                     LOW_PRECISION,
                 )
-    return _gathered_rows(nth, g, targets, real, scale)
+    return _gathered_rows(nth, g, targets, real, scale) or _other_loss(
+        nth, raw[0], g, targets, real, scale
+    )
+
+
+#: Losses a hand-written cross-entropy turns into, each as a function of the logits, the
+#: targets and the real-token mask, with what it is (the gradient at the logits tells them apart).
+_OTHER_LOSSES = (
+    (
+        lambda z, t, r: -(z.softmax(-1) * z.log_softmax(-1)).sum(-1)[r].mean(),
+        "the entropy of the model's own distribution, -sum p log p over the vocabulary: a loss "
+        "that never reads the targets",
+        "the cross-entropy scores each position's target: -log p[target], "
+        "`F.cross_entropy(logits.flatten(0, 1), targets.flatten())`.",
+    ),
+    (
+        lambda z, t, r: (
+            -(z.gather(-1, t.clamp(min=0)[..., None])[..., 0] - z.exp().sum(-1))[r].mean()
+        ),
+        "-(logit of the target - sum of exp(logits)): the log-softmax without its log, the sum "
+        "of exponentials subtracted where its logarithm belongs",
+        "log-softmax is logits - logsumexp(logits): `logits - torch.logsumexp(logits, dim=-1, "
+        "keepdim=True)` (or `F.log_softmax(logits, dim=-1)`).",
+    ),
+)
+
+
+def _other_loss(nth: str, logits, g, targets, real, scale: float) -> tuple[str, str] | None:
+    """(what, hint) when the gradient at the logits is, up to a positive factor, that of one of
+    :data:`_OTHER_LOSSES`."""
+    for loss, what, hint in _OTHER_LOSSES:
+        z = logits.detach().clone().requires_grad_(True)
+        with torch.enable_grad():
+            try:
+                (grad,) = torch.autograd.grad(loss(z, targets, real), z)
+            except RuntimeError:
+                continue
+        c = float((g * grad).sum() / (grad * grad).sum()) if bool(grad.any()) else math.nan
+        if math.isfinite(c) and c > 0 and _near(g, c * grad, scale):
+            return f"{nth}, the gradient at the logits is that of {what}.", hint
+    return None
 
 
 def _gathered_rows(nth: str, g, targets, real, scale: float) -> tuple[str, str] | None:
@@ -1708,6 +1752,8 @@ def _variant(
             q, k, v = (t.reshape(b, a, s, d) for t in (q, k, v))
         elif heads == "strided":
             q, k, v = (t.view(b, s, d, a).permute(0, 3, 1, 2) for t in (q, k, v))
+        elif heads == "one":  # never split: one head over all d_model features
+            q, k, v = (t[:, None] for t in (q, k, v))
         else:
             q, k, v = (t.view(b, s, a, d).transpose(1, 2) for t in (q, k, v))
         factors = {"sqrt": 1 / math.sqrt(d), "none": 1.0, "d": 1 / d, "h": 1 / math.sqrt(h)}
@@ -1733,8 +1779,25 @@ def _variant(
     return (x if res_mlp else 0) + mlp(block.ln2(x))
 
 
+ONE_HEAD = (
+    "split q, k and v into n_heads heads of d_head = d_model // n_heads features, "
+    "`.view(b, s, n_heads, d_head).transpose(1, 2)`, so that each head has its own scores and "
+    "softmax, and merge them back after `@ v` with `transpose(1, 2).reshape(b, s, h)`."
+)
 #: (variant arguments, what the output equals, hint), tried in this order.
 BLOCK_MISTAKES = (
+    (
+        dict(heads="one"),
+        "the block with q, k and v never split into heads: one attention over all d_model "
+        "features (one softmax per query instead of one per head)",
+        ONE_HEAD,
+    ),
+    (
+        dict(heads="one", scale="h"),
+        "the block with q, k and v never split into heads and scaled by 1/sqrt(d_model): one "
+        "attention over all d_model features",
+        ONE_HEAD,
+    ),
     (dict(post_ln=True), "the post-LN block: LayerNorm applied after each residual sum", POST_LN),
     (
         dict(res_attn=False, res_mlp=False),

@@ -25,10 +25,12 @@ import ast
 import collections
 import functools
 import inspect
+import itertools
 import math
 import os
 
 import torch
+import torch.nn.functional as F
 
 from ..many_gpus import capstone_profile as cp
 from ..many_gpus import gpt, training
@@ -69,6 +71,18 @@ EXTRA = frozenset({"host_sync"})
 #: host_sync went unseen: lab11_profile_r8) is caught where they meet.
 EVERY = frozenset(cp.KINDS)
 PROFILE_STEPS = 2
+#: The script with every problem is profiled for more steps: a count summed over the whole
+#: profile (a batch of 2 windows added up over the steps) then no longer looks like one step's
+#: (lab11_profile_r9).
+EVERY_STEPS = 5
+
+
+def _steps(kinds: frozenset[str]) -> int:
+    """The sound script is profiled for as many steps as the one with every problem: a count
+    compared with a fixed threshold (layer norms of one 3-step profile) then shows."""
+    return EVERY_STEPS if kinds in (EVERY, frozenset()) else PROFILE_STEPS
+
+
 #: What ends every line of the fix's text: a character outside ASCII (code point 182, below the
 #: model's 256 tokens; two bytes in UTF-8), so that nearly every window of SEQ_LEN tokens holds
 #: one and tokens made from code points (`ord`) differ from the script's bytes.
@@ -220,7 +234,7 @@ def _error_hint(text: str, line: str = "") -> str:
 def _profile(kinds: frozenset[str]):
     """The stopped profiler of the script with ``kinds`` planted (one per check process)."""
     workers = LOADER_WORKERS if not kinds or kinds == EXTRA else 0
-    return cp.profile(cp.script(kinds, "checker", workers).train, PROFILE_STEPS, _text())
+    return cp.profile(cp.script(kinds, "checker", workers).train, _steps(kinds), _text())
 
 
 def _inside(event, words: str) -> bool:
@@ -236,7 +250,7 @@ def _evidence(kinds: frozenset[str]) -> dict[str, str]:
     """For each kind, one sentence on what the profile of ``kinds`` shows about it."""
     events = list(_profile(kinds).events())
     count = collections.Counter(e.name for e in events)
-    steps = count["Optimizer.step#AdamW.step"] or PROFILE_STEPS
+    steps = count["Optimizer.step#AdamW.step"] or _steps(kinds)
     top = [e for e in events if e.cpu_parent is None]
     total = sum(e.cpu_time_total for e in top) or 1.0
     loader = [e for e in events if "DataLoaderIter.__next__" in e.name]
@@ -397,7 +411,7 @@ def _run_diagnose(exercise_id: str, answer) -> CheckResult:
             else "one more script, with all six problems planted at once"
         )
         what = (
-            f"On {which} (profiled for {PROFILE_STEPS} steps), your diagnose returned "
+            f"On {which} (profiled for {_steps(kinds)} steps), your diagnose returned "
             f"{_listed(named) or 'nothing'}."
         )
         hints = []
@@ -442,7 +456,8 @@ register(
         + ", ".join(cp.KINDS),
         launch=f"profiles of two scripts with complementary planted problems and a sound one, then "
         "of one with host_sync alone (its batches from a DataLoader's workers) and one with every "
-        f"problem, {PROFILE_STEPS} steps each (gu.capstone_profile.profile)",
+        f"problem, {PROFILE_STEPS} steps each ({EVERY_STEPS} for the sound one and the last; "
+        "gu.capstone_profile.profile)",
         run=functools.partial(_run_diagnose, "capstone_profile_diagnose"),
         kind="function",
         time_limit=DIAGNOSE_TIME_LIMIT,
@@ -481,6 +496,9 @@ class _Probes(_SyncCounter):
         #: the loss each training model(x, y) returned (read after the run: reading it here
         #: would count as a host synchronisation)
         self.model_losses: list[torch.Tensor] = []
+        #: the token ids and logits of each training forward of the model (for a loss computed
+        #: outside the model), the first FIX_STEPS
+        self.logits: list[tuple[torch.Tensor, torch.Tensor]] = []
         self.first: dict[int, list[torch.Tensor]] = {}
         self.first_grads: dict[int, list[torch.Tensor | None]] = {}
         self.after_first: dict[int, list[torch.Tensor]] = {}
@@ -537,6 +555,17 @@ class _Probes(_SyncCounter):
     def _post(self, module, args, output):
         if isinstance(module, torch.nn.Linear) and isinstance(output, torch.Tensor):
             self.dtypes[output.dtype] += 1
+        if (
+            isinstance(module, gpt.GPT)
+            and len(self.logits) < FIX_STEPS
+            and torch.is_grad_enabled()
+            and not _in_backward()
+            and args
+            and isinstance(args[0], torch.Tensor)
+            and isinstance(output, (tuple, list))
+            and isinstance(output[0], torch.Tensor)
+        ):
+            self.logits.append((args[0].detach().clone(), output[0].detach().float().clone()))
         if (
             isinstance(module, gpt.GPT)
             and torch.is_grad_enabled()
@@ -971,6 +1000,24 @@ def _text_problem(exercise_id: str, probes: _Probes) -> CheckResult | None:
             "`T.corpus()`.",
             "train on the `text` argument: `data = T.encode(text)`, not `T.corpus()`.",
         )
+    if foreign:
+        squeezed = " ".join(_fix_text().split()).encode("utf-8")
+        changed = all(_window_starts(squeezed, row) for row in foreign)
+        return failed(
+            exercise_id,
+            f"{len(foreign)} of the {x.shape[0]} windows your first `model(x, y)` trained on "
+            "are not in `T.encode(text)`: their bytes do not occur in that order in the text "
+            "train(text, steps) was given"
+            + (
+                ", and every one of them is in the text with its whitespace collapsed to single "
+                "spaces (`' '.join(text.split())`)."
+                if changed
+                else " (the tokens were changed or reordered before the windows were cut)."
+            ),
+            "tokenise the text as it is, `data = T.encode(text)`, and cut each window from "
+            "consecutive tokens of it (`T.get_batch`): the model learns to predict each byte "
+            "from the bytes before it in the text.",
+        )
     return None
 
 
@@ -1051,54 +1098,57 @@ def _draw_problem(
             "each step (without a generator, get_batch draws from torch's global random "
             "state).",
         )
-    return _other_draw(exercise_id, first, training.encode(text), text.encode("utf-8"))
+    starts = [_window_starts(_fix_text().encode("utf-8"), row) for row in first]
+    if batch > 2 and all(starts):
+        firsts = [st[0] for st in starts]
+        if all(b - a == 1 for a, b in itertools.pairwise(firsts)):
+            return failed(
+                exercise_id,
+                f"The {batch} windows of your first step start at consecutive tokens, "
+                f"{firsts[0]}, {firsts[1]}, {firsts[2]}, ...: they are taken in order from the "
+                "text, not drawn at random.",
+                "draw the windows with a seeded generator, as the script does: "
+                "`T.get_batch(data, BATCH, SEQ_LEN, generator)`, or a DataLoader with "
+                "`shuffle=True, generator=torch.Generator().manual_seed(0)`.",
+            )
+    return None
 
 
-def _other_draw(
-    exercise_id: str, first: torch.Tensor, data: torch.Tensor, given: bytes
-) -> CheckResult | None:
-    """A first batch of real windows of the text that no seeded draw of the script gives (its
-    get_batch, or a DataLoader shuffling the windows, seeds 0-9): the windows' starts, and the
-    bound of ``torch.randint`` that gives them, when one near the script's does."""
-    batch = first.shape[0]
-    if any(
-        torch.equal(first, w) for seed in SEEDS_TRIED for w in _first_windows(data, batch, seed)
-    ):
+def _own_loss_problem(exercise_id: str, probes, losses: list[float]) -> CheckResult | None:
+    """A loss computed outside the model (``model(x)``, then a cross-entropy of one's own)
+    against the mean cross-entropy over every position of each step's windows, their targets
+    read from the text (the next token of each window); only for steps of one forward each."""
+    if len(probes.logits) != len(losses) or probes.steps != len(losses):
         return None
-    starts = [_window_starts(given, row) for row in first]
-    if not all(starts):
-        return None  # not plain windows of the text: other checks speak for those
-    mine = [s[0] for s in starts]  # (a window the text holds twice: its first place)
-    bound = len(data) - cp.SEQ_LEN
-    why = ""
-    for seed in SEEDS_TRIED:
-        for shift in (-2, -1, 1, 2):
-            drawn = torch.randint(
-                bound + shift, (batch,), generator=torch.Generator().manual_seed(seed)
-            ).tolist()
-            if all(d in s for d, s in zip(drawn, starts, strict=True)):
-                mine = drawn
-                sign = "+" if shift > 0 else "-"
-                why = (
-                    f" They are exactly `torch.randint(len(data) - SEQ_LEN {sign} {abs(shift)}, "
-                    f"({batch},), generator=...)` seeded {seed}: a bound {abs(shift)} "
-                    f"{'above' if shift > 0 else 'below'} get_batch's `len(data) - SEQ_LEN`, so "
-                    "the same generator gives other starts."
-                )
-                break
-        if why:
-            break
-    script = torch.randint(bound, (batch,), generator=torch.Generator().manual_seed(0)).tolist()
-    return failed(
-        exercise_id,
-        f"The first windows your model trained on start at tokens {mine[:4]}"
-        f"{', ...' if batch > 4 else ''}; no seeded draw of the script gives them (its "
-        f"`T.get_batch` with `torch.Generator().manual_seed(0)` starts at {script[:4]}"
-        f"{', ...' if batch > 4 else ''}), so the losses are not the script's.{why}",
-        "keep the script's draw, `T.get_batch(data, BATCH, SEQ_LEN, generator)` with the "
-        "generator seeded once before the loop; a draw of your own must make the same calls "
-        "(`torch.randint(len(data) - SEQ_LEN, (BATCH,), generator=generator)`).",
-    )
+    text = _fix_text().encode("utf-8")
+    data = training.encode(_fix_text())
+    for step, ((x, logits), loss) in enumerate(zip(probes.logits, losses, strict=True), 1):
+        if x.dim() != 2 or logits.dim() != 3 or x.shape[1] != cp.SEQ_LEN:
+            return None
+        starts = [_window_starts(text, row.long()) for row in x]
+        if not all(starts) or any(st[0] + cp.SEQ_LEN >= len(data) for st in starts):
+            return None
+        y = torch.stack([data[st[0] + 1 : st[0] + 1 + cp.SEQ_LEN] for st in starts])
+        full = float(F.cross_entropy(logits.flatten(0, 1), y.flatten()))
+        # the same logits: an own cross-entropy in fp32 agrees far closer than this
+        if math.isclose(loss, full, rel_tol=2e-3):
+            continue
+        last = float(F.cross_entropy(logits[:, -1], y[:, -1]))
+        which = (
+            " It is the cross-entropy of the last position of each window only (as when "
+            "generating the next token)."
+            if math.isclose(loss, last, rel_tol=2e-3)
+            else ""
+        )
+        return failed(
+            exercise_id,
+            f"At step {step} you return the loss {loss:.4g}; the mean cross-entropy of that "
+            "step's logits over every position of its windows (their targets, the next bytes of "
+            f"the text) is {full:.4g}.{which}",
+            "the script's loss is the mean over every token of the batch: `model(x, y)` returns "
+            "it, or `F.cross_entropy(logits.flatten(0, 1), y.flatten())`.",
+        )
+    return None
 
 
 def _returned_losses(
@@ -1125,6 +1175,23 @@ def _returned_losses(
     smooth = [seen[0]]
     for v in seen[1:]:
         smooth.append(smooth[-1] * 0.9 + v * 0.1)
+    rounded = [
+        str(dtype).removeprefix("torch.")
+        for dtype in (torch.bfloat16, torch.float16)
+        if all(float(torch.tensor(v).to(dtype)) == v for v in losses)
+        and not all(float(torch.tensor(v).to(dtype)) == v for v in seen)
+    ]
+    if rounded and all(
+        math.isclose(a, float(torch.tensor(b).to(getattr(torch, rounded[0]))), rel_tol=1e-6)
+        for a, b in zip(losses, seen, strict=True)
+    ):
+        return failed(
+            exercise_id,
+            what + f" Every value you return is a {rounded[0]} number, the forward's loss "
+            f"rounded to {rounded[0]} (8 significant bits for bfloat16, 11 for float16).",
+            "keep each loss as its forward computed it, `loss.detach()` with no cast, and return "
+            "those: the rounding is what moved them.",
+        )
     if i > 0 and all(math.isclose(a, b, rel_tol=2e-3) for a, b in zip(losses, smooth, strict=True)):
         what += " They are a running average of those losses (0.9 x the previous + 0.1 x new)."
     elif all(a < b for a, b in zip(losses, seen, strict=True)):
@@ -1246,6 +1313,8 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
                 "and return it as it is.",
             )
     if (problem := _returned_losses(exercise_id, losses, seen)) is not None:
+        return problem
+    if not seen and (problem := _own_loss_problem(exercise_id, probes, losses)) is not None:
         return problem
     params = [p for o in probes.optimizers.values() for g in o.param_groups for p in g["params"]]
     cast = sorted({str(p.dtype).replace("torch.", "") for p in params} - {"float32"})

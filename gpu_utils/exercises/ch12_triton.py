@@ -1421,6 +1421,8 @@ def _matmul_error(case: TritonCase, error: LaunchError, probe) -> str:
     when the probe is right), or b's rows past K in the last, partial K block (the K mask)."""
     if error.kind != "out_of_bounds" or not error.offsets or len(error.program) < 2:
         return ""
+    if error.from_source:  # the access's own source named the cause
+        return ""
     bm, _, bk = case.extra["blocks"]
     m, k = case.extra["a"].shape
     offsets = np.asarray(error.offsets)
@@ -1680,9 +1682,15 @@ def _padded_rows(array: np.ndarray, pad: int):
     return _tensor(buffer)[:, : array.shape[1]]
 
 
-def _attention_case(rng, seq, dim, bm, bn, causal, negative=False, pads=(0, 0, 0)):
+def _attention_case(rng, seq, dim, bm, bn, causal, negative=False, pads=(0, 0, 0), rising=False):
     q, k, v = (rng.standard_normal((seq, dim)).astype(np.float16) for _ in range(3))
     label = f"seq_len={seq}, HEAD_DIM={dim}, blocks {bm}x{bn}, CAUSAL={causal}"
+    if rising:  # key j scores 3 j against every query: each query's future keys dominate
+        direction = rng.standard_normal(dim)
+        direction /= np.linalg.norm(direction)
+        q = np.tile(math.sqrt(dim) * direction, (seq, 1)).astype(np.float16)
+        k = (3.0 * np.arange(seq)[:, None] * direction).astype(np.float16)
+        label += ", scores rising with the key (3 per key)"
     if negative:  # every score near -150: exp(s - 0) is 0 in float32
         direction = rng.standard_normal(dim)
         direction /= np.linalg.norm(direction)
@@ -1712,7 +1720,15 @@ def _attention_case(rng, seq, dim, bm, bn, causal, negative=False, pads=(0, 0, 0
         constexprs={"HEAD_DIM": dim, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": causal},
         rtol=2e-3,
         atol=2e-3,
-        extra={"q": q, "k": k, "v": v, "causal": causal, "negative": negative, "block": bn},
+        extra={
+            "q": q,
+            "k": k,
+            "v": v,
+            "causal": causal,
+            "negative": negative,
+            "block": bn,
+            "rising": rising,
+        },
     )
 
 
@@ -1724,6 +1740,9 @@ def _attention_cases(rng: np.random.Generator) -> list[TritonCase]:
         ),  # strides; HEAD_DIM > BLOCK_N
         _attention_case(rng, 45, 16, 32, 16, True),
         _attention_case(rng, 40, 16, 16, 16, False, negative=True),
+        # a causal mask applied after the row maximum lets future keys set it: every visible
+        # weight then underflows (lab12_triton_r14)
+        _attention_case(rng, 40, 16, 16, 16, True, rising=True),
     ]
 
 
@@ -2190,6 +2209,18 @@ def _attention_hint(case: TritonCase, mismatch: Mismatch, probe) -> str:
             "maximum m_i at `-float('inf')`, not 0, so that exp(s - m) is 1 for the largest "
             "score rather than exp(-150) = 0."
         )
+    if case.extra.get("rising"):
+        rows = np.unique(np.nonzero(mismatch.wrong)[0])
+        vanished = np.abs(np.nan_to_num(got[rows], nan=0.0)).max(axis=1) < 1e-6
+        if rows.size and (vanished | ~np.isfinite(got[rows]).all(axis=1)).any():
+            return (
+                "this case gives every key a higher score than the keys before it, so each "
+                "query's future keys score far above its visible ones; your output is 0 or NaN "
+                "for some queries: the future keys' scores went into the running maximum, and "
+                "every visible weight exp(s - m) underflowed. Hide the future keys before the "
+                "maximum, `s = tl.where(offs_m[:, None] >= offs_n[None, :], s, -float('inf'))`, "
+                "not by zeroing p after the exponential."
+            )
     near = dict(rtol=2e-3, atol=2e-3)
     for pattern, text in [*_attention_candidates(case), *_attention_masks(case)]:
         if np.isfinite(pattern).any() and _close(got, pattern, **near):
@@ -2458,6 +2489,11 @@ def _cross_entropy_observed(case: TritonCase, mismatch: Mismatch) -> str:
         return (
             f"{said}, all by the same amount, {relation.value:+.4g}: look for a constant "
             "added or left out of loss = m + log(s) - target_logit."
+        )
+    if np.allclose(got[rows], want[rows] + 2 * picked[rows], rtol=1e-3, atol=1e-3):
+        return (
+            f"{said}: each is the right loss plus twice the row's target logit, so the target's "
+            "logit was added, not subtracted: loss = m + log(s) - target_logit."
         )
     # which column's logit the wrong rows subtracted: logsumexp - yours, found among the row's
     logits = h.astype(np.float64) @ w.astype(np.float64).T

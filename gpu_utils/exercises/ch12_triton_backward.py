@@ -361,6 +361,21 @@ def _hint(case: TritonCase, mismatch: Mismatch) -> str:
     )
     if placed:
         return placed
+    target = case.extra["target"]
+    wrong_at = np.argwhere(mismatch.wrong)
+    if wrong_at.size and all(target[r] == c for r, c in wrong_at):
+        x, lse, d = case.extra["logits"], case.extra["lse"], case.extra["dloss"]
+        rows = wrong_at[:, 0]
+        p_target = np.exp(x[rows, target[rows]] - lse[rows])
+        ratio = got[rows, target[rows]] / d[rows]
+        if np.allclose(ratio, -1.0, rtol=1e-3, atol=1e-4):
+            return (
+                "only each row's target column is wrong; every other column is right. There "
+                "yours is -dloss: the target's own probability was dropped. The target's "
+                f"gradient is (p_target - 1) x dloss (here p_target = {p_target[0]:.3g}): "
+                "subtract 1 from the softmax there, "
+                "`tl.exp(x - lse) - tl.where(cols == target, 1.0, 0.0)`."
+            )
     subtracted, softmax_factor = _parts(case, mismatch)
     whole = np.abs(subtracted - np.round(subtracted)) < 1e-3
     if whole[written].all():
@@ -411,6 +426,14 @@ def _hint(case: TritonCase, mismatch: Mismatch) -> str:
         return (
             "your softmax part is the log-softmax, x - lse: the softmax is its exp, "
             "`tl.exp(x - lse)`, so dlogits = (tl.exp(x - lse) - onehot) * dloss."
+        )
+    with np.errstate(over="ignore", divide="ignore"):
+        reciprocal = 1.0 / p
+    finite = written & np.isfinite(reciprocal) & (reciprocal < 1e30)
+    if finite.any() and _close(got, (reciprocal - onehot) * d[:, None], finite):
+        return (
+            "your softmax part is 1 / softmax, exp(lse - x): the subtraction in the exponent "
+            "is the other way round. The softmax is `tl.exp(x - lse)` (every value at most 1)."
         )
     if case.extra["strided"]:
         return (

@@ -112,6 +112,7 @@ def train_step(model, optimizer, tokens, targets):
     loss.backward()
     return loss.item()
 """,
+        hints=("optimizer.step()",),
     ),
     Blind(
         name="train_step_loss_in_bits",
@@ -149,6 +150,7 @@ def train_step(model, optimizer, tokens, targets):
     optimizer.step()
     return loss.item()
 """,
+        hints=("gather(-1",),
     ),
     Blind(
         name="train_step_loss_passed_to_step",
@@ -166,6 +168,7 @@ def train_step(model, optimizer, tokens, targets):
     optimizer.step(loss)
     return loss.item()
 """,
+        hints=("only argument is an optional closure",),
     ),
     # ---------------------------------------------------------------- block_forward
     Blind(
@@ -242,6 +245,7 @@ def block_forward(block, x):
     x = x + block.attn.proj(y)
     return x + block.mlp.fc2(F.gelu(block.mlp.fc1(block.ln2(x))))
 """,
+        hints=("throws the result away", "masked_fill_"),
     ),
     Blind(
         name="block_forward_rms_instead_of_layernorm",
@@ -292,6 +296,7 @@ def block_forward(block, x):
     x = x + block.attn.proj(y)
     return x + block.mlp.fc2(F.gelu(block.mlp.fc1(block.ln2(x))))
 """,
+        hints=("torch.bmm", "torch.matmul"),
     ),
     Blind(
         name="block_forward_inplace_residual",
@@ -314,6 +319,7 @@ def block_forward(block, x):
     x += block.attn.proj(y)
     return x + block.mlp.fc2(F.gelu(block.mlp.fc1(block.ln2(x))))
 """,
+        hints=("x = x +",),
     ),
     # ---------------------------------------------------------------- accumulate_step
     Blind(
@@ -384,6 +390,7 @@ def accumulate_step(model, optimizer, micro_batches):
     optimizer.step()
     return total
 """,
+        hints=("boolean mask", "own shape"),
     ),
     Blind(
         name="accumulate_step_torch_sum_of_list",
@@ -405,6 +412,7 @@ def accumulate_step(model, optimizer, micro_batches):
     optimizer.step()
     return total
 """,
+        hints=("torch.stack",),
     ),
     Blind(
         name="accumulate_step_count_from_leftover_loop_variable",
@@ -428,6 +436,7 @@ def accumulate_step(model, optimizer, micro_batches):
     optimizer.step()
     return summed / n_real
 """,
+        hints=("one micro-batch",),
     ),
     Blind(
         name="accumulate_step_model_loss_without_targets",
@@ -450,5 +459,6 @@ def accumulate_step(model, optimizer, micro_batches):
     optimizer.step()
     return total
 """,
+        hints=("without `targets`",),
     ),
 ]

@@ -236,6 +236,7 @@ def my_layout():
     return dict(dp=dp, tp=tp, pp=pp, zero_stage=1, micro_batch_size=1,
                 recompute="none", interleave=v)
 """,
+        hints=("`layers`",),
     ),
     # ---------------- planner_memory_prediction ----------------
     Blind(
@@ -301,6 +302,7 @@ def predict_memory_gib(layout):
     gathered = 2 * 2 * LLAMA.layer_params / tp if zero == 3 else 0.0
     return (states.total + activations + gathered) / 2**30
 """,
+        hints=("layout['dp']",),
     ),
     Blind(
         name="memory_returns_bytes",
@@ -333,6 +335,7 @@ def predict_memory_gib(layout):
     memory = states.total + activations + gathered
     return memory
 """,
+        hints=("not bytes",),
     ),
     Blind(
         name="memory_interleave_p_v_swapped",
@@ -400,6 +403,7 @@ def predict_memory_gib(layout):
     gathered = 2 * 2 * LLAMA.layer_params / tp if zero == 3 else 0.0
     return (states.total + activations + gathered) / 2**30
 """,
+        hints=("not divided by v",),
     ),
     # ---------------- planner_step_time ----------------
     Blind(
@@ -493,6 +497,7 @@ def predict_step_seconds(layout):
             dp_time = gu.collectives.estimate_time("all_reduce", grads, dp, **where)
     return (compute + tp_time) / (1 - bubble) + pp_time + dp_time
 """,
+        hints=("2**21 tokens",),
     ),
     Blind(
         name="step_no_data_parallel_term",
@@ -626,6 +631,7 @@ def predict_step_seconds(layout):
             dp_time = gu.collectives.estimate_time("all_reduce", grads, dp, **where)
     return (compute + tp_time) / (1 - bubble) + pp_time + dp_time
 """,
+        hints=("micro-batch size b",),
     ),
     # ---------------- planner_defend ----------------
     Blind(
@@ -690,6 +696,7 @@ def defend():
         main_difference="tensor-parallel",
     )
 """,
+        hints=("ranked[0].step_time",),
     ),
     Blind(
         name="defend_tp4_pp8_1f1b_says_tp",

@@ -96,6 +96,7 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     y = tl.load(y_ptr + offsets, mask=mask)
     tl.store(out_ptr + offsets, x + y, mask=mask)
 """,
+        hints=("lane's index inside the block",),
     ),
     # ---------------------------------------------------------------- triton_outer_add
     Blind(
@@ -138,6 +139,7 @@ def outer_add_kernel(
     mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     tl.store(out_ptr + offs_m[:, None] * out_row_stride + offs_n[None, :], x[:, None] + y[None, :], mask=mask)
 """,
+        hints=("tl.program_id(1)",),
     ),
     # ---------------------------------------------------------------- triton_row_sum
     Blind(
@@ -322,6 +324,7 @@ def matmul_kernel(
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 """,
+        hints=("offs_k[:, None]` in the mask",),
     ),
     Blind(
         name="matmul_k_offset_twice",
@@ -358,6 +361,7 @@ def matmul_kernel(
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 """,
+        hints=("counted twice",),
     ),
     # ---------------------------------------------------------------- triton_flash_attention
     Blind(
@@ -435,6 +439,7 @@ def attention_kernel(
     o = acc / l_i[:, None]
     tl.store(o_ptr + offs_m[:, None] * stride_o + offs_d[None, :], o, mask=offs_m[:, None] < seq_len)
 """,
+        hints=("tl.zeros((BLOCK_M, HEAD_DIM)",),
     ),
     Blind(
         name="flash_causal_end_block_n",
@@ -507,6 +512,7 @@ def cross_entropy_kernel(
         picked += tl.sum(tl.where(cols[None, :] == target[:, None], logits, 0.0), axis=1)
     tl.store(loss_ptr + rows, m + tl.log(s) - picked, mask=row_ok)
 """,
+        hints=("other way round",),
     ),
     # ---------------------------------------------------------------- triton_cross_entropy_backward
     Blind(
@@ -533,6 +539,7 @@ def cross_entropy_backward_kernel(
         grad = (p - tl.where(cols == target, 1.0, 0.0)) * dloss
         tl.store(dlogits_ptr + row * stride_dlogits + cols, grad, mask=mask)
 """,
+        hints=("1 / softmax",),
     ),
     Blind(
         name="ceb_dloss_per_column",
@@ -558,5 +565,6 @@ def cross_entropy_backward_kernel(
         grad = tl.where(cols == target, p - 1.0, p) * dloss
         tl.store(dlogits_ptr + row * stride_dlogits + cols, grad, mask=mask)
 """,
+        hints=("dloss_ptr + row",),
     ),
 ]

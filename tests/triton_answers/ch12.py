@@ -1270,7 +1270,7 @@ ANSWERS["triton_flash_attention"] += [
     wrong(
         "key_loop_floor",
         "mask",
-        ("rows 0-49 see keys 0-31 only", "the last key block (keys 32-49)"),
+        ("rows 0-49 see keys 0-47 only", "the last key block (keys 48-49)"),
         edit(
             ATTENTION,
             (
