@@ -420,9 +420,8 @@ _MODEL_ARGUMENTS = {
     "heads": "heads",
     "vocab": "vocab",
     "vocab_size": "vocab",
-    "params": "params",
-    "n_params": "params",
 }
+# (not params: a GPU's share, params / (tp x pp), is what gu.memory.model_state_bytes takes)
 
 
 def _number_words(value: float) -> str:
