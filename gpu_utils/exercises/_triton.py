@@ -1525,18 +1525,24 @@ def access_source_hint(filename: str, line: int | None) -> str:
     return _call_source_hint(tree, calls[0]) if calls else ""
 
 
-def _reaches(tree, node, wanted: str, depth: int = 4) -> bool:
-    """Whether an expression uses ``tl.<wanted>`` itself or through the names it reads."""
-    if any(_tl_call(n) == wanted for n in ast.walk(node)):
+def _through_names(tree, node, found, depth: int = 4) -> bool:
+    """Whether ``found(expression)`` holds for an expression or, up to ``depth`` assignments
+    back, for what the names it reads were assigned."""
+    if found(node):
         return True
     if depth == 0:
         return False
     names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     return any(
-        _reaches(tree, value, wanted, depth - 1)
+        _through_names(tree, value, found, depth - 1)
         for name in names
         for value in _assigned_values(tree, name)
     )
+
+
+def _reaches(tree, node, wanted: str) -> bool:
+    """Whether an expression uses ``tl.<wanted>`` itself or through the names it reads."""
+    return _through_names(tree, node, lambda n: any(_tl_call(x) == wanted for x in ast.walk(n)))
 
 
 def _lane_mask(tree, pointer, mask) -> str:
@@ -1581,23 +1587,20 @@ def _is_program_id(tree, node) -> bool:
     return False
 
 
-def _block_start(tree, node, size: str, depth: int = 4) -> bool:
+def _block_start(tree, node, size: str) -> bool:
     """Whether an expression (or a name it reads) holds ``program_id * size``: the start of a
     1-D kernel's block of ``size`` lanes (not a row's start, ``row * stride``)."""
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult):
-            sides = (sub.left, sub.right)
-            named = any(isinstance(x, ast.Name) and x.id == size for x in sides)
-            if named and any(_is_program_id(tree, x) for x in sides):
-                return True
-    if depth == 0:
+
+    def product(expression) -> bool:
+        for sub in ast.walk(expression):
+            if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult):
+                sides = (sub.left, sub.right)
+                named = any(isinstance(x, ast.Name) and x.id == size for x in sides)
+                if named and any(_is_program_id(tree, x) for x in sides):
+                    return True
         return False
-    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    return any(
-        _block_start(tree, value, size, depth - 1)
-        for name in names
-        for value in _assigned_values(tree, name)
-    )
+
+    return _through_names(tree, node, product)
 
 
 def _call_source_hint(tree, call: ast.Call) -> str:
