@@ -1977,7 +1977,7 @@ class StageEvidence:
     rows: tuple[int, ...]  # positions where the input is wrong (in some sequence)
     moved: tuple[int, ...]  # earlier positions of sequence 0 moved by a change to its last token
     other_sequences: bool  # another sequence's input moved by that change
-    #: "" or what the input equals: "x", "unaffine", "permuted", "shuffled", "shape",
+    #: "" or what the input equals: "x", "unaffine", "uncentred", "permuted", "shuffled", "shape",
     #: "plus_x" (the right input plus the block's input), "plus_ln1" (plus ln1(x)), or
     #: "isolated" (each position's input depends on its own token alone), "own_value" (and it
     #: is that position's own v), "same_heads" (every head's slice holds the same numbers),
@@ -2082,6 +2082,13 @@ def _stage_evidence(
                 relation = "unaffine"
             elif torch.allclose(got, swapped, rtol=1e-3, atol=1e-4):
                 relation = "swapped_affine"
+            elif name == "qkv" and raw is not None and raw.shape == got.shape:
+                with torch.no_grad():  # divided by the root mean square, the mean left in
+                    u = raw.float()
+                    rms = u / torch.sqrt(u.pow(2).mean(-1, keepdim=True) + norm.eps)
+                    rms = rms * norm.weight + norm.bias
+                if torch.allclose(got, rms, rtol=1e-3, atol=1e-4):
+                    relation = "uncentred"
     if name == "proj":
         heads = _heads_map(got, expected, block.attn.config.n_heads)
         if heads is not None and any(k != v for k, v in heads.items()):
@@ -2600,6 +2607,15 @@ def _block_hint(ev: BlockEvidence) -> tuple[str, str]:
                 f"exchanged: bias x x_hat + weight.{right}",
                 f"a LayerNorm scales by its weight and shifts by its bias: `x_hat * "
                 f"block.{norm}.weight + block.{norm}.bias` (or `block.{norm}(...)` itself).",
+            )
+        if st.relation == "uncentred":
+            return (
+                f"({ev.shape}) `{call}` received x divided by its root mean square over the "
+                f"features (then ln1's weight and bias): an RMSNorm, the mean never subtracted."
+                f"{right}",
+                "a LayerNorm centres each position first: (x - mean) / sqrt(var + eps), with "
+                "the mean and the (biased) variance over the last dimension; or use "
+                "`block.ln1(x)` itself.",
             )
         if st.relation == "unaffine":
             norm = "ln1" if st.name == "qkv" else "ln2"

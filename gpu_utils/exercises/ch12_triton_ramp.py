@@ -430,6 +430,21 @@ def _row_sum_candidates(case: TritonCase) -> list[tuple[np.ndarray, str]]:
         "`for start in range(0, n_cols, BLOCK_SIZE)` with `cols = start + tl.arange(0, BLOCK_SIZE)`"
     )
     found = []
+    # per-lane partial sums (lane l adds columns l, l + BLOCK, ...), reduced at the end with
+    # another reduction than tl.sum
+    padded = np.zeros((rows, blocks * block), dtype=np.float64)
+    padded[:, :cols] = x
+    lanes = padded.reshape(rows, blocks, block).sum(axis=1)[:, : min(block, cols)]
+    # (only lanes that hold a column: a padded lane's 0 would be every row's minimum)
+    for reduce, name in ((np.max, "tl.max"), (np.min, "tl.min")) if lanes.shape[1] > 1 else ():
+        found.append(
+            (
+                reduce(lanes, axis=1),
+                f"each row sum is the {name[3:]} of the per-lane partial sums (lane l adds "
+                f"columns l, l + {block}, ...): the lanes were reduced with `{name}` where "
+                "their sum belongs, `tl.sum(acc, axis=0)`.",
+            )
+        )
     if blocks > 1:
         found += [
             (

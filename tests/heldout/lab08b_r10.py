@@ -274,6 +274,7 @@ def block_forward(block, x):
     x = x + block.attn.proj(y)
     return x + block.mlp.fc2(F.gelu(block.mlp.fc1(layer_norm(block.ln2, x))))
 """,
+        hints=("RMSNorm",),
     ),
     Blind(
         name="block_forward_bmm_on_4d",

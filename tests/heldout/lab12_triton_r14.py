@@ -179,6 +179,7 @@ def row_sum_kernel(x_ptr, out_ptr, x_row_stride, n_cols, BLOCK_SIZE: tl.constexp
         acc += x.to(tl.float32)
     tl.store(out_ptr + row, tl.max(acc, axis=0))
 """,
+        hints=("`tl.max`",),
     ),
     # ---------------------------------------------------------------- triton_softmax
     Blind(
