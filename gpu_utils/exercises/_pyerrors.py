@@ -27,7 +27,7 @@ import inspect
 import linecache
 import re
 
-from ._errors import parse_line
+from ._errors import _learner_frame, parse_line
 
 #: Methods that change a list, dict or set in place and return None.
 _IN_PLACE_NONE = {
@@ -54,14 +54,9 @@ def _filename(function) -> str | None:
 def learner_frame(error: BaseException, function):
     """(frame, line number) of the innermost frame of the learner's cell (the file of
     ``function``) in the error's traceback, or (None, None)."""
-    filename = _filename(function)
-    frame = line = None
-    tb = error.__traceback__
-    while tb is not None:
-        if filename is not None and tb.tb_frame.f_code.co_filename == filename:
-            frame, line = tb.tb_frame, tb.tb_lineno
-        tb = tb.tb_next
-    return frame, line
+    code = getattr(function, "__code__", None)
+    found = _learner_frame(error.__traceback__, code) if code is not None else None
+    return (found.tb_frame, found.tb_lineno) if found is not None else (None, None)
 
 
 def where(error: BaseException, function) -> str:
@@ -113,8 +108,10 @@ def describe_value(value) -> str | None:
         return "None"
     if isinstance(value, bool):
         return f"the Python bool {value}"
-    if isinstance(value, int | float):
-        return f"the Python {type(value).__name__} {value:g}"
+    if isinstance(value, int):
+        return f"the Python int {value}"
+    if isinstance(value, float):
+        return f"the Python float {value:g}"
     if isinstance(value, str):
         return f"the string {value[:40]!r}"
     if isinstance(value, list | tuple):
@@ -300,11 +297,14 @@ def _none_operand(frame, line, tree) -> tuple[str, str] | None:
         missing = _unpassed_none_parameters(callee, value) if callee is not None else []
         if missing:
             listed = ", ".join(f"`{m}`" for m in missing)
+            one = len(missing) == 1
+            given = [ast.unparse(a) for a in value.args] + [ast.unparse(k) for k in value.keywords]
+            example = f"{called}({', '.join(given + missing)})"
             return seen, (
-                f"`{called}(...)` was called without {listed}, which default{'s' if len(missing) == 1 else ''} "
-                f"to None, and then returns None for what depends on {'it' if len(missing) == 1 else 'them'}: "
-                f"pass {listed} (e.g. `{called}(tokens, targets)` gives the loss), or compute that "
-                "value yourself from what the call does return."
+                f"`{called}(...)` was called without {listed}, which default"
+                f"{'s' if one else ''} to None, and then returns None for what depends on "
+                f"{'it' if one else 'them'}: pass {listed} (`{example}`), or compute that value "
+                "yourself from what the call does return."
             )
         return seen, (
             f"`{called}(...)` returned None for `{name}` here: check what it returns in this case "
@@ -780,22 +780,14 @@ def _rule(error, text, frame, line, tree, values) -> tuple[str, str] | None:
             "a `torch.device`."
         )
     entropy = _calls_named(tree, "cross_entropy")
-    if entropy and isinstance(error, RuntimeError):
+    if entropy and isinstance(error, RuntimeError) and "target" in text and "size" in text:
         arguments = _argument_values(entropy[0], frame)
-        logits = arguments[0] if arguments else None
-        target = arguments[1] if len(arguments) > 1 else None
-        seen = f"On that line {described(values)}." if values else ""
-        if getattr(logits, "ndim", 0) > 2 and "target" in text and "size" in text:
+        if getattr(arguments[0] if arguments else None, "ndim", 0) > 2:
+            seen = f"On that line {described(values)}." if values else ""
             return seen, (
                 "`F.cross_entropy` takes the classes on axis 1: (N, C) logits with (N,) "
                 "targets, so flatten the positions into one axis first: "
                 "`F.cross_entropy(logits.flatten(0, 1), targets.flatten())`."
-            )
-        if "dtype" in text and target is not None and "int" in str(getattr(target, "dtype", "")):
-            return seen, (
-                f"class indices must be int64 (`torch.long`); these are "
-                f"{str(target.dtype).removeprefix('torch.')}: keep the token ids as int64 "
-                "(`.long()`)."
             )
     if "target dtype" in text or "expected scalar type Long" in text:
         narrow = [
@@ -865,6 +857,8 @@ def dropped_results(function) -> list[tuple[int, str, str]]:
         if not isinstance(func, ast.Attribute) or func.attr.endswith("_"):
             continue
         method = func.attr
+        if method in _IN_PLACE_NONE:  # a list's or set's own method (`seen.add(t)`), in place
+            continue
         twin = hasattr(torch.Tensor, method) and hasattr(torch.Tensor, method + "_")
         if twin or method in _OUT_OF_PLACE:
             found.append((node.lineno, method, ast.unparse(node.value)))

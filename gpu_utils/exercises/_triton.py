@@ -1492,6 +1492,17 @@ def _placements(node) -> dict[str, set[int]]:
     return found
 
 
+def _placements_defined(tree, node) -> dict[str, set[int]]:
+    """:func:`_placements` of an expression and of what its names were assigned (a pointer
+    block built on an earlier line)."""
+    laid = _placements(node)
+    for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}:
+        for value in _assigned_values(tree, name):
+            for index, axes in _placements(value).items():
+                laid.setdefault(index, set()).update(axes)
+    return laid
+
+
 def _assigned_values(tree, name: str) -> list[ast.AST]:
     """Every expression assigned to ``name`` (``=`` or ``+=``) in the kernel."""
     values = []
@@ -1609,20 +1620,9 @@ def _call_source_hint(tree, call: ast.Call) -> str:
         return ""
     pointer = call.args[0]
     mask = next((k.value for k in call.keywords if k.arg == "mask"), None)
-    names = {n.id for n in ast.walk(pointer) if isinstance(n, ast.Name)}
-    laid = _placements(pointer)
-    for name in names:  # the pointer names' own definitions
-        for value in _assigned_values(tree, name):
-            for index, axes in _placements(value).items():
-                laid.setdefault(index, set()).update(axes)
+    laid = _placements_defined(tree, pointer)
     if mask is not None:
-        mask_names = {n.id for n in ast.walk(mask) if isinstance(n, ast.Name)}
-        in_mask = _placements(mask)
-        for name in mask_names:
-            for value in _assigned_values(tree, name):
-                for index, axes in _placements(value).items():
-                    in_mask.setdefault(index, set()).update(axes)
-        for index, axes in in_mask.items():
+        for index, axes in _placements_defined(tree, mask).items():
             if index in laid and len(laid[index]) == 1 and not axes & laid[index]:
                 p_axis = next(iter(laid[index]))
                 m_axis = next(iter(axes))

@@ -349,14 +349,16 @@ class _PlannerWatch:
     (a profile hook on their code objects; ``plan``'s own calls of ``evaluate`` are allowed when
     ``allow_plan``)."""
 
-    def __init__(self, allow_plan: bool, filename: str | None = None) -> None:
+    def __init__(
+        self, allow_plan: bool, filename: str | None = None, calls: list | None = None
+    ) -> None:
         self.allow_plan = allow_plan
         self.called: str | None = None
         self._evaluate = parallelism.evaluate.__code__
         self._plan = parallelism.plan.__code__
         self.filename = filename
         #: (public course function, its arguments) for each call made from the learner's cell
-        self.calls: list[tuple[str, dict]] = []
+        self.calls: list[tuple[str, dict]] = [] if calls is None else calls
 
     def __call__(self, frame, event, arg) -> None:
         if event != "call" or self.called:
@@ -466,9 +468,8 @@ def _call(exercise_id: str, function, args: tuple, allow_plan: bool, errors=None
     if problem is not None:
         return None, problem, None
     filename = getattr(getattr(function, "__code__", None), "co_filename", None)
-    watch = _PlannerWatch(allow_plan, filename)
     _LAST_CALLS[:] = []
-    watch.calls = _LAST_CALLS
+    watch = _PlannerWatch(allow_plan, filename, _LAST_CALLS)
     previous = sys.getprofile()
     sys.setprofile(watch)
     try:
@@ -750,21 +751,26 @@ def _raised(figure, answer, layout: dict, problem: CheckResult, error) -> CheckR
                 given += f", what {' or '.join(same)} gives there (integer division rounds down)"
             found.append(given)
             note = ARGUMENT_NOTES.get(key, "")
-    if call is not None and not note:
-        arguments = _argument_evidence([call])
-        if arguments:
-            return failed(figure.exercise_id, what, arguments)
+    # the course call's arguments that name a quantity of the model with another value
+    arguments = _argument_evidence([call]) if call is not None else ""
     if not found:
         generic = problem.hint.startswith("run it in a cell")
         return failed(
             figure.exercise_id,
             what,
-            "run your function on that layout in a cell of its own." if generic else problem.hint,
+            arguments
+            or (
+                "run your function on that layout in a cell of its own."
+                if generic
+                else problem.hint
+            ),
         )
     hint = "; ".join(found) + "."
     hint = hint[0].upper() + hint[1:]
     if note:
         hint += " " + note
+    if arguments:
+        hint += " " + arguments
     return failed(
         figure.exercise_id, what, hint + " Run it on that layout in a cell of its own to see more."
     )
