@@ -148,8 +148,17 @@ def lab_url(tmp_path_factory):
     while url is None and time.monotonic() < deadline and server.poll() is None:
         found = [m for line in list(lines) if (m := pattern.search(line))]
         url = found[0].group(0) if found else time.sleep(0.5)
+    # jupyter_server prints the URL before its event loop binds the port (_bind_http_server is
+    # a callback): wait until the port takes connections, or the first request is refused.
+    while url and time.monotonic() < deadline and server.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+            break
+        except OSError:
+            time.sleep(0.5)
     try:
         assert url, "JupyterLab printed no URL with a token:\n" + "".join(lines[-40:])
+        assert server.poll() is None, "JupyterLab stopped:\n" + "".join(lines[-40:])
         yield url
     finally:
         server.terminate()
