@@ -97,3 +97,20 @@ def test_a_sound_script_may_feed_its_batches_through_dataloader_workers():
     assert cp.tokens_per_step(sound.train, TEXT) == cp.SMALL_BATCH * cp.SEQ_LEN
     with pytest.raises(ValueError, match="workers must be a whole number"):
         cp.script(set(), workers=-1)
+
+
+def test_a_profile_exports_its_chrome_trace_as_often_as_asked(tmp_path):
+    """torch saves a kineto trace once ("Trace is already saved"); a diagnose cell run twice on
+    one profile, or a checker that hands one profile to every check, exports it again."""
+    import gzip
+    import json
+
+    prof = cp.profile(cp.script(set()).train, 1, TEXT)
+    for name in ("first.json", "again.json"):
+        prof.export_chrome_trace(str(tmp_path / name))
+    prof.export_chrome_trace(str(tmp_path / "packed.json.gz"))
+    first = json.loads((tmp_path / "first.json").read_text())
+    assert first["traceEvents"]
+    assert json.loads((tmp_path / "again.json").read_text()) == first
+    with gzip.open(tmp_path / "packed.json.gz") as packed:
+        assert json.loads(packed.read()) == first

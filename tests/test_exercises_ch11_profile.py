@@ -682,3 +682,21 @@ def test_a_periodic_read_inside_the_loop_is_named_by_what_read(sync, words):
     result = run(FIX, make_train(sync=sync))
     assert not result.passed and "1 time inside the loop" in result.message, result.message
     assert words in result.message, result.message
+
+
+def test_a_diagnose_that_exports_the_trace_passes_when_checked_again():
+    """One profile serves every check of the checker's process; torch saves a trace once, so
+    a right diagnose that calls export_chrome_trace was refused the second time ("Trace is
+    already saved", a blind round's answer)."""
+    import importlib
+
+    from heldout import submitted
+
+    (answer,) = [
+        a
+        for a in importlib.import_module("heldout.lab11_profile_r11").ANSWERS
+        if a.name == "diag_right_chrome_trace_json"
+    ]
+    for _ in range(2):
+        result = gu.exercises.check(answer.exercise_id, submitted(answer))
+        assert result.passed, result.message

@@ -740,6 +740,8 @@ def _logit_evidence(k: int, forwards: list[_Forward], pairs, n: int) -> tuple[st
             f"the padded positions (target -100): they were scored{pulled}.",
             PADDING_SCORED,
         )
+    if (found := _shifted(nth, seen, scale)) is not None:
+        return found
     if (found := _unscored(nth, seen, n, scale)) is not None:
         return found
     g, e, p, targets, real, tokens = seen[0]
@@ -897,6 +899,62 @@ def _gathered_rows(nth: str, g, targets, real, scale: float) -> tuple[str, str] 
         "`logp.gather(-1, targets.unsqueeze(-1))` (or `logp[torch.arange(n), targets]` on "
         "flattened (n, vocab) log-probabilities), not along the positions (dim 0).",
     )
+
+
+def _shifted(nth: str, seen: list, scale: float) -> tuple[str, str] | None:
+    """(what, hint) when every position the loss reached is pulled towards the target of a
+    position ``d`` places later in its sequence (and the last ``d`` positions are not scored):
+    targets shifted again although they are already the next tokens."""
+    for d in (1, 2):
+        found = 0
+        for g, _, p, targets, real, _ in seen:
+            if targets.dim() != 2 or targets.shape[1] <= d:
+                return None
+            scored = real & (g.abs().amax(-1) > 1e-7 * scale)
+            if not bool(scored.any()):
+                continue
+            later = torch.full_like(targets, IGNORE)
+            later[:, :-d] = targets[:, d:]
+            pull = _pull(g, p, scored)
+            if pull is None or not bool((later[scored] != IGNORE).all()):
+                break
+            if not torch.equal(pull[scored], later[scored]) or torch.equal(
+                pull[scored], targets[scored]
+            ):
+                break
+            found += int(scored.sum())
+        else:
+            if found:
+                return (
+                    f"{nth}, the gradient at the logits pulls each of the {found} positions it "
+                    + (
+                        "reaches towards the target of the next position, and the last "
+                        "position of each sequence gets none"
+                        if d == 1
+                        else f"reaches towards the target of the position {d} places later, "
+                        f"and the last {d} positions of each sequence get none"
+                    )
+                    + ": the targets were shifted again. `targets` is already the next "
+                    "token of each position (targets[:, t] = tokens[:, t + 1]).",
+                    "score the logits at position t against `targets[:, t]` as given, with no "
+                    "further shift: `F.cross_entropy(logits.flatten(0, 1), targets.flatten())`.",
+                )
+    return None
+
+
+def _pull(g, p, scored) -> torch.Tensor | None:
+    """The token each scored position is pulled towards, when the gradient at its logits is
+    c (p - onehot(token)) with one positive factor c for all (a mean over some count); None when
+    it is not."""
+    i = g[scored].argmin(-1)
+    base = p[scored] - F.one_hot(i, p.shape[-1]).float()
+    c = float((g[scored] * base).sum() / (base * base).sum()) if bool(base.any()) else math.nan
+    scale = float(g.abs().max())
+    if not (math.isfinite(c) and c > 0 and _near(g[scored], c * base, scale)):
+        return None
+    out = torch.full(scored.shape, IGNORE, dtype=torch.long)
+    out[scored] = i
+    return out
 
 
 def _unscored(nth: str, seen: list, n: int, scale: float) -> tuple[str, str] | None:
@@ -1412,8 +1470,15 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
             moves = UpdateEvidence.of(k, optimizer, before, after, ref_before, ref_after)
             return failed(exercise_id, *moves.hint())
         left = _grads(model)
-        losses.append((value, ref_loss.item()))
-    for k, (value, loss) in enumerate(losses):
+        seems = None
+        if (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and not math.isclose(value, ref_loss.item(), rel_tol=1e-4, abs_tol=1e-6)
+        ):
+            seems = _returned_relation(value, task, model_before, reference, call)
+        losses.append((value, ref_loss.item(), seems))
+    for k, (value, loss, seems) in enumerate(losses):
         if isinstance(value, torch.Tensor):
             graph = "" if value.grad_fn is None else ", still attached to its autograd graph"
             return failed(
@@ -1432,11 +1497,24 @@ def _run_steps(exercise_id: str, answer, names: tuple[str, ...], calls: list[tup
         if not math.isclose(value, loss, rel_tol=1e-4, abs_tol=1e-6):
             return failed(
                 exercise_id,
-                f"Your step is right, but call {k + 1} returned {value:.6g}; the loss of that "
-                f"batch before the step is {loss:.6g}.",
+                f"Your step is right, but call {k + 1} returned {value:.6g}"
+                + (f", {seems}" if seems else "")
+                + f"; the loss of that batch before the step is {loss:.6g}.",
                 task.return_hint,
             )
     return passed(exercise_id, task.success)
+
+
+def _returned_relation(value: float, task, model_before, model_after, call) -> str | None:
+    """What a wrong returned loss equals, among the values a step computes on its way (the loss
+    after the step, a micro-batch's share or mean, a sum not divided...); None when none."""
+    with torch.no_grad():
+        candidates = [(float(task.loss(model_after, *call)), "the loss after the step")]
+        candidates += task.returned(model_before, call)
+    for candidate, words in candidates:
+        if math.isclose(value, candidate, rel_tol=1e-4, abs_tol=1e-6):
+            return f"which is {words}"
+    return None
 
 
 def _pristine(answer):
@@ -1563,6 +1641,15 @@ class _TrainStep:
     @staticmethod
     def pairs(call) -> list:
         return [call]
+
+    @staticmethod
+    def returned(model, call) -> list[tuple[float, str]]:
+        tokens, targets = call
+        mean = float(model(tokens, targets)[1])
+        return [
+            (mean * targets.numel(), f"the loss summed over the {targets.numel()} tokens"),
+            (mean * tokens.shape[0], "the loss summed over the sequences"),
+        ]
 
     @staticmethod
     def evidence(k, got, expected, model_before, call, ran=None):
@@ -3083,6 +3170,29 @@ class _AccumulateStep:
     @staticmethod
     def pairs(call) -> list:
         return list(call[0])
+
+    @staticmethod
+    def returned(model, call) -> list[tuple[float, str]]:
+        micro = call[0]
+        counts = [int((t != IGNORE).sum()) for _, t in micro]
+        means = [float(model(tok, tgt)[1]) for tok, tgt in micro]
+        sums = [m * c for m, c in zip(means, counts, strict=True)]
+        n, m = sum(counts), len(micro)
+        return [
+            (
+                sums[-1] / n,
+                "the last micro-batch's share of the mean (its summed loss over N): "
+                "the shares of all micro-batches add up to the batch's loss",
+            ),
+            (means[-1], "the mean loss of the last micro-batch alone"),
+            (
+                sum(means) / m,
+                f"the mean of the {m} micro-batches' means, not weighted by their "
+                f"real tokens {counts}",
+            ),
+            (sum(means), f"the sum of the {m} micro-batches' means"),
+            (sum(sums), f"the summed loss of all {n} real tokens, not divided by N = {n}"),
+        ]
 
     @staticmethod
     def last(k, got, expected, model_before, call):

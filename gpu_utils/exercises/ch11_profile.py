@@ -28,6 +28,7 @@ import inspect
 import itertools
 import math
 import os
+import re
 
 import torch
 import torch.nn.functional as F
@@ -297,9 +298,10 @@ def _evidence(kinds: frozenset[str]) -> dict[str, str]:
             "with record_shapes=True)."
         ),
         "small_batch": (
-            f"the input of `aten::embedding` (`event.input_shapes`) is {embed[0]} x {embed[1]}: "
-            f"{embed[0]} windows, {embed[0] * embed[1]} tokens per step, far too few to keep a "
-            "processor busy."
+            f"the token ids, the second input of `aten::embedding` (`event.input_shapes[1]`; "
+            f"the first is the embedding table), are {embed[0]} x {embed[1]}: {embed[0]} "
+            f"windows, {embed[0] * embed[1]} tokens per step, far too few to keep a processor "
+            "busy."
         ),
         "optimizer_loop": (
             "its optimizer step runs no `aten::_foreach_*` operation: inside "
@@ -309,7 +311,8 @@ def _evidence(kinds: frozenset[str]) -> dict[str, str]:
         "recompute": (
             f"`aten::native_layer_norm` runs {ln} times but its backward only {ln_back}: "
             "forward work done twice, i.e. the blocks are recomputed during backward "
-            "(activation checkpointing)."
+            "(activation checkpointing). Count an operator inside the blocks: the embeddings, "
+            "the final norm and the head run outside them and are never recomputed."
         ),
     }
     absent = {
@@ -875,6 +878,56 @@ _SYNC_WORDS = {
     "__bool__": "`if` (bool) on a tensor",
     "__index__": "a tensor used as an index",
 }
+
+
+#: Window starts in the short text of :func:`_end_problem`, and the steps trained on it.
+SHORT_WINDOWS, SHORT_STEPS = 10, 8
+
+
+def _short_text() -> str:
+    """The start of the check's text, SEQ_LEN + SHORT_WINDOWS bytes (whole characters)."""
+    kept, size = [], 0
+    for ch in _fix_text():
+        size += len(ch.encode("utf-8"))
+        if size > cp.SEQ_LEN + SHORT_WINDOWS:
+            break
+        kept.append(ch)
+    return "".join(kept)
+
+
+def _end_problem(exercise_id: str, answer) -> CheckResult | None:
+    """Train on a short text, where a window start drawn one too far (rare on the full text)
+    is drawn almost surely: the failure when that reads past the end of the tokens. Only that
+    error counts here; a loader that runs dry on so few windows is no fault of the answer."""
+    text = _short_text()
+    size = len(text.encode("utf-8"))
+    try:
+        answer(text, SHORT_STEPS)
+    except (IndexError, RuntimeError) as error:
+        words = str(error)
+        past = re.search(r"index (\d+) is out of bounds for dimension 0 with size (\d+)", words)
+        if not (
+            (past and int(past.group(1)) >= size and int(past.group(2)) == size)
+            or "stack expects each tensor to be equal size" in words
+        ):
+            return None
+        seen, _ = _pyerrors.explain(error, answer) or ("", "")
+        return failed(
+            exercise_id,
+            f"On a short text ({size} bytes, so {size - cp.SEQ_LEN} windows of SEQ_LEN + 1 "
+            f"tokens: starts 0 to {size - cp.SEQ_LEN - 1}), train(text, {SHORT_STEPS}) raised "
+            f"{type(error).__name__}{_pyerrors.where(error, answer)}: "
+            f"{words.splitlines()[0].rstrip('.')}."
+            + (f" {seen}" if seen else "")
+            + " A window was cut past the end of the tokens. (On the long text such a start is "
+            "rare, so the first run did not meet it.)",
+            "a window holds x and its shifted y, SEQ_LEN + 1 tokens, so a start s needs "
+            "s + SEQ_LEN < len(data): draw starts with `torch.randint(len(data) - SEQ_LEN, "
+            "...)`, as `T.get_batch` does.",
+        )
+    except Exception:
+        return None
+    return None
 
 
 def _first_step(answer) -> tuple[list[torch.Tensor] | None, torch.Tensor | None]:
@@ -1641,6 +1694,8 @@ def _run_fix(exercise_id: str, answer) -> CheckResult:
             "train(), so every call starts from the same fresh weights.",
         )
     if (problem := _draw_problem(exercise_id, probes, again_tokens)) is not None:
+        return problem
+    if (problem := _end_problem(exercise_id, answer)) is not None:
         return problem
     return passed(
         exercise_id,

@@ -2281,7 +2281,8 @@ def _cross_entropy_np(h, w, target, block, mistake=""):
     count as logits 0), "unscaled" (running sum never rescaled), "inverted" (rescaled by
     exp(m_new - m)), "lse_added" (each block's log-sum-exp added), "last_block" (the running
     sum overwritten each block), "no_max" (m left out of m + log(s)), "no_target" (target
-    logit not subtracted), "local_target" (the target compared with the column in the block),
+    logit not subtracted), "local_target" (the target compared with the column in the block;
+    "local_target_masked": that pick masked with cols < vocab too),
     "fp16_logits" (the logits rounded to float16), "max_logit" (the row's largest logit
     subtracted instead of the target's), "first_w_block" (the block of w loaded once, before
     the loop: column j's logit uses w's row j mod ``block``)."""
@@ -2314,14 +2315,17 @@ def _cross_entropy_np(h, w, target, block, mistake=""):
         picked = np.zeros((rows, 1))
     if mistake == "max_logit":
         picked = logits.max(axis=1, keepdims=True)
-    if mistake == "local_target":  # the block's own column j compared with the target
+    if mistake in ("local_target", "local_target_masked"):
+        # the block's own column j compared with the target (column start + j past vocab: its
+        # -inf logit, or 0 where the pick is also masked with cols < vocab)
+        past = -np.inf if mistake == "local_target" else 0.0
         picked = np.zeros((rows, 1))
         for row in range(rows):
             if target[row] >= block:
                 continue
             for start in range(0, vocab, block):
                 column = start + target[row]
-                picked[row, 0] += logits[row, column] if column < vocab else -np.inf
+                picked[row, 0] += logits[row, column] if column < vocab else past
     return (lse - picked)[:, 0].astype(np.float32)
 
 
@@ -2378,6 +2382,12 @@ def _cross_entropy_cases(rng: np.random.Generator) -> list[TritonCase]:
     ]
 
 
+LOCAL_TARGET = (
+    "the target's logit is picked with the column inside the block, so target t matches "
+    "column t of every block (and a target of BLOCK_V or more none): compare the target with "
+    "the global column, `v0 + tl.arange(0, BLOCK_V)`."
+)
+
 #: A changed step of the loop (``_cross_entropy_np``'s mistake) and its hint.
 _CROSS_ENTROPY_MISTAKES = (
     (
@@ -2415,11 +2425,8 @@ _CROSS_ENTROPY_MISTAKES = (
         "no_target",
         "the target's logit is not subtracted: loss = logsumexp(logits) - logits[target].",
     ),
-    (
-        "local_target",
-        "the target's logit is picked with the column inside the block: compare the target "
-        "with the global column, `v0 + tl.arange(0, BLOCK_V)`.",
-    ),
+    ("local_target", LOCAL_TARGET),
+    ("local_target_masked", LOCAL_TARGET),
     (
         "max_logit",
         "your loss subtracts the row's largest logit (m + log(s) - m = log(s)), not the "

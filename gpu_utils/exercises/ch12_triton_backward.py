@@ -376,6 +376,13 @@ def _hint(case: TritonCase, mismatch: Mismatch) -> str:
                 "subtract 1 from the softmax there, "
                 "`tl.exp(x - lse) - tl.where(cols == target, 1.0, 0.0)`."
             )
+        if np.allclose(got[rows, target[rows]], p_target * d[rows] - 1.0, rtol=1e-3, atol=1e-4):
+            return (
+                "only each row's target column is wrong; every other column is right. There "
+                "yours is p_target x dloss - 1: the 1 of the onehot was subtracted after the "
+                "multiplication by dloss, so it is not scaled by dloss. The whole difference is "
+                "scaled: `(tl.exp(x - lse) - tl.where(cols == target, 1.0, 0.0)) * dloss`."
+            )
     subtracted, softmax_factor = _parts(case, mismatch)
     whole = np.abs(subtracted - np.round(subtracted)) < 1e-3
     if whole[written].all():

@@ -462,7 +462,9 @@ def _row_sum_candidates(case: TritonCase) -> list[tuple[np.ndarray, str]]:
             (
                 parts[:, -1],
                 f"each row sum is the sum of its last block only (columns {last} to {cols - 1}): "
-                "the accumulator is replaced in every iteration; add to it, `acc += ...`.",
+                "the accumulator starts again in every iteration: create it once, before the "
+                "loop (an `acc = tl.zeros(...)` inside the loop resets it each block), and add "
+                "each block into it, `acc += ...`.",
             ),
             (
                 parts[:, :-1].sum(axis=1),
