@@ -119,6 +119,7 @@ def train_step(model, optimizer, tokens, targets):
     optimizer.step()
     return loss.item()
 """,
+        hints=("accumulated",),
     ),
     Blind(
         name="train_step_cross_entropy_on_3d_logits",
@@ -141,6 +142,7 @@ def train_step(model, optimizer, tokens, targets):
     optimizer.step()
     return loss.item()
 """,
+        hints=("flatten",),
     ),
     Blind(
         name="train_step_returns_loss_tensor",
@@ -162,6 +164,7 @@ def train_step(model, optimizer, tokens, targets):
     optimizer.step()
     return loss
 """,
+        hints=("returned a tensor",),
     ),
     Blind(
         name="train_step_shifts_targets_again",
@@ -187,6 +190,7 @@ def train_step(model, optimizer, tokens, targets):
     optimizer.step()
     return loss.item()
 """,
+        hints=("shifted again",),
     ),
     # ------------------------------------------------------------------ primer_block_forward
     Blind(
@@ -276,6 +280,7 @@ def block_forward(block, x):
     x = x + block.attn.proj(y)
     return x + block.mlp.fc2(F.gelu(block.mlp.fc1(block.ln2(x))))
 """,
+        hints=("without the causal mask",),
     ),
     Blind(
         name="block_forward_scale_by_sqrt_d_model",
@@ -304,6 +309,7 @@ def block_forward(block, x):
     x = x + block.attn.proj(y)
     return x + block.mlp.fc2(F.gelu(block.mlp.fc1(block.ln2(x))))
 """,
+        hints=("sqrt(d_model)",),
     ),
     Blind(
         name="block_forward_merge_heads_without_transpose",
@@ -333,6 +339,7 @@ def block_forward(block, x):
     x = x + block.attn.proj(y)
     return x + block.mlp.fc2(F.gelu(block.mlp.fc1(block.ln2(x))))
 """,
+        hints=("transpose(1, 2)",),
     ),
     Blind(
         name="block_forward_mask_hides_diagonal",
@@ -361,6 +368,7 @@ def block_forward(block, x):
     x = x + block.attn.proj(y)
     return x + block.mlp.fc2(F.gelu(block.mlp.fc1(block.ln2(x))))
 """,
+        hints=("triu(1)",),
     ),
     # ------------------------------------------------------------------ primer_accumulate_step
     Blind(
@@ -443,6 +451,7 @@ def accumulate_step(model, optimizer, micro_batches):
     optimizer.step()
     return total
 """,
+        hints=("means",),
     ),
     Blind(
         name="accumulate_step_counts_padding",
@@ -470,6 +479,7 @@ def accumulate_step(model, optimizer, micro_batches):
     optimizer.step()
     return total
 """,
+        hints=("padding was counted",),
     ),
     Blind(
         name="accumulate_step_means_not_rescaled",
@@ -495,6 +505,7 @@ def accumulate_step(model, optimizer, micro_batches):
     optimizer.step()
     return total
 """,
+        hints=("means were added",),
     ),
     Blind(
         name="accumulate_step_zero_grad_inside_loop",
@@ -522,5 +533,6 @@ def accumulate_step(model, optimizer, micro_batches):
     optimizer.step()
     return total
 """,
+        hints=("last micro-batch alone",),
     ),
 ]

@@ -206,6 +206,7 @@ def my_layout():
     return dict(dp=dp, tp=tp, pp=pp, zero_stage=1, micro_batch_size=1,
                 recompute="none", interleave=4)
 """,
+        hints=("dp x tp x pp = 1024",),
     ),
     Blind(
         name="layout_tp16_across_nodes",
@@ -223,6 +224,7 @@ def my_layout():
     return dict(dp=16, tp=16, pp=1, zero_stage=1, micro_batch_size=1,
                 recompute="none", interleave=1)
 """,
+        hints=("spans 2 nodes",),
     ),
     Blind(
         name="layout_tp8_zero0_does_not_fit",
@@ -241,6 +243,7 @@ def my_layout():
     return dict(dp=32, tp=8, pp=1, zero_stage=0, micro_batch_size=1,
                 recompute="none", interleave=1)
 """,
+        hints=("over the 72 GiB",),
     ),
     Blind(
         name="memory_in_flight_from_schedules",
@@ -284,8 +287,8 @@ def predict_memory_gib(layout):
         half="held2",
         correct=False,
         cause=(
-            "activation_bytes_per_layer is called without attention=\"flash\", so its default "
-            "\"eager\" counts the s x s attention scores (2as/h = 128 sbh more per layer) that "
+            'activation_bytes_per_layer is called without attention="flash", so its default '
+            '"eager" counts the s x s attention scores (2as/h = 128 sbh more per layer) that '
             "the job's fused attention never stores: activations about 5x too large."
         ),
         source=PRELUDE
@@ -309,6 +312,7 @@ def predict_memory_gib(layout):
     gathered = 2 * 2 * LLAMA.layer_params / tp if zero == 3 else 0.0
     return (states.total + activations + gathered) / 2**30
 """,
+        hints=("flash",),
     ),
     Blind(
         name="memory_zero_without_dp",
@@ -341,6 +345,7 @@ def predict_memory_gib(layout):
     gathered = 2 * 2 * LLAMA.layer_params / tp if zero == 3 else 0.0
     return (states.total + activations + gathered) / 2**30
 """,
+        hints=("dp=",),
     ),
     Blind(
         name="memory_1f1b_always_p_in_flight",
@@ -374,6 +379,7 @@ def predict_memory_gib(layout):
     gathered = 2 * 2 * LLAMA.layer_params / tp if zero == 3 else 0.0
     return (states.total + activations + gathered) / 2**30
 """,
+        hints=("min() with m",),
     ),
     # ---------------- planner_step_time ----------------
     Blind(
@@ -498,6 +504,7 @@ def predict_step_seconds(layout):
             dp_time = gu.collectives.estimate_time("all_reduce", grads, dp, **where)
     return (compute + tp_time) / (1 - bubble) + pp_time + dp_time
 """,
+        hints=("MFU = 0.5",),
     ),
     Blind(
         name="step_bubble_ignores_interleave",
@@ -542,6 +549,7 @@ def predict_step_seconds(layout):
             dp_time = gu.collectives.estimate_time("all_reduce", grads, dp, **where)
     return (compute + tp_time) / (1 - bubble) + pp_time + dp_time
 """,
+        hints=("interleaving",),
     ),
     Blind(
         name="step_tp_all_layers_not_stage",
@@ -588,6 +596,7 @@ def predict_step_seconds(layout):
             dp_time = gu.collectives.estimate_time("all_reduce", grads, dp, **where)
     return (compute + tp_time) / (1 - bubble) + pp_time + dp_time
 """,
+        hints=("L/p layers",),
     ),
     Blind(
         name="step_zero2_scatter_once",
@@ -633,6 +642,7 @@ def predict_step_seconds(layout):
             dp_time = gu.collectives.estimate_time("all_reduce", grads, dp, **where)
     return (compute + tp_time) / (1 - bubble) + pp_time + dp_time
 """,
+        hints=("ZeRO-2",),
     ),
     # ---------------- planner_defend ----------------
     Blind(
@@ -691,6 +701,7 @@ def defend():
         main_difference="bubble",   # 1F1B, no interleaving: (p - 1)/(m + p - 1) = 7/39
     )
 """,
+        hints=("not the other way round",),
     ),
     Blind(
         name="defend_bound_network",
@@ -698,7 +709,7 @@ def defend():
         half="held2",
         correct=False,
         cause=(
-            "bound is \"network\" because the gradients' all-reduce crosses nodes, but the link "
+            'bound is "network" because the gradients\' all-reduce crosses nodes, but the link '
             "that costs the most exposed seconds is NVLink: TP 8's all-reduces take about 1.5 s "
             "against the data-parallel all-reduce's 0.7 s."
         ),
@@ -721,6 +732,7 @@ def defend():
         main_difference="tensor-parallel",
     )
 """,
+        hints=("NVLink",),
     ),
     Blind(
         name="defend_calls_evaluate",
@@ -750,5 +762,6 @@ def defend():
         main_difference="tensor-parallel",
     )
 """,
+        hints=("gu.parallelism.evaluate",),
     ),
 ]

@@ -1,7 +1,52 @@
 """Blind held-out answers, round lab11_profile_r13, to lab 11's "Profile first" part
 (exercises capstone_profile_diagnose and capstone_profile_fix).
 
-DOCSTRING_PLACEHOLDER
+Written 2026-11-29 (15:21-15:30 UTC) by a helper session that never opened the checker
+(gpu_utils/exercises/), no tests/test_*.py, no report.py, no FAQ, never ran a check cell nor
+imported gpu_utils.exercises, and read of tests/heldout/ only __init__.py and the docstring and
+first two entries (plus the module-level helper constants) of lab11_profile_r9.py, for the format.
+No list of earlier rounds' causes was read. Read: labs/ and solutions/11_training_in_practice_lab.ipynb
+(cells 1 and 32-44: the exercise texts and the solution's diagnose and fixed_train),
+gpu_utils/many_gpus/capstone_profile.py, training.py (encode, get_batch, WindowDataset,
+SlowTokenizingDataset, forward_checkpointed) and gpt.py (MLP with gelu, lm_head without bias).
+
+Exploration (/tmp/lab11_profile_r13/explore.py, GPU_COURSE_MODE=simulator, CPU, 3 steps): the
+corpus is pure ASCII (62,224 characters); AdamW makes 28 (foreach=False) or 56 (foreach=True)
+aten::item per step, all directly inside Optimizer.step#AdamW.step; a DataLoader adds one
+top-level aten::item (its seed) before the loop, so all six planted gives 4 top-level items for
+3 steps; with foreach=True on the CPU there are still 84 aten::addcdiv_ and aten::lerp_ (the
+foreach kernels' per-tensor fallback); under autocast aten::linear records fp32 input dtypes
+while aten::addmm/mm/bmm record BFloat16; aten::embedding is called for the tokens (256x32,
+(batch, 32)) and the positions (32x32, (32,)); no event name contains "checkpoint".
+
+Verification (/tmp/lab11_profile_r13/verify.py, run from tests/ with GPU_COURSE_MODE=simulator;
+answers loaded with heldout.submitted; the reference is the solution's cells 37 and 41 exec'd):
+- diagnose: capstone_profile.profile of 18 scripts: sound with 2 workers and with get_batch,
+  all six, host_sync alone (2 workers, 3 and 2 steps; get_batch, 3 steps), each other kind alone
+  with 2 workers, planted(seed) for seeds 0-2 and each complement with 2 workers, and
+  small_batch+loader for 4 steps. The reference returned exactly the planted kinds on all 18;
+  both right answers agree with it on all 18. Wrong ones: "DataLoader" in any name adds
+  'loader' on the 10 sound-loader (2-worker) scripts; counting every aten::item adds
+  'host_sync' on all 11 scripts without it; "== steps" top-level reads misses host_sync on the
+  6 scripts with host_sync and a DataLoader (4 reads for 3 steps; 3 for 2) and is right on the
+  get_batch ones; aten::linear dtypes add 'fp32' on all 13 autocast scripts; the embedding
+  table's shape misses small_batch on all 6 small_batch scripts; aten::addcdiv_ >= steps x 28
+  parameters adds 'optimizer_loop' on all 13 foreach scripts; the "checkpoint" name rule misses
+  recompute on all 5 recompute scripts. Each agrees with the reference elsewhere.
+- fixed_train: texts T.corpus(), corpus[20000:40000] and corpus[:3000] + " café — naïve × " +
+  corpus[3000:6000], steps 1 and 3, plus 20 steps on the corpus, tokens_per_step, and the
+  reference diagnose of a 3-step profile on corpus[:20000]. Right answers: fused AdamW with a
+  float list and the own gather equal the reference exactly (max difference 0.0) on every input;
+  the batch-32, seed-1234 one (its own draw, allowed by the text) starts at 5.512 (ref 5.519),
+  goes down to 3.615 at step 20 (ref 3.547), 1024 tokens per step; all three return lists of
+  floats and their profiles diagnose empty. Wrong ones: loss.item() in the loop gives the
+  reference's numbers but its profile diagnoses ['host_sync']; LR x sqrt(8) is equal at step 1
+  and differs by 0.32-0.35 within 3 steps; Adam instead of AdamW differs by 0.002-0.005 within 3
+  steps (3.581 vs 3.547 at step 20); no zero_grad differs by 0.005-0.010 within 3 steps (3.563
+  at step 20); ord() tokens equal the reference on the ASCII texts, differ by 0.010-0.018 on
+  the non-ASCII one, and raise IndexError (index out of range in self) on a 21,500-character
+  text with an em dash every 40 characters; range(1, steps) returns 2 losses for 3 steps and
+  raises RuntimeError (stack expects a non-empty TensorList) for steps=1.
 """
 
 from heldout import Blind
@@ -187,6 +232,7 @@ def diagnose(prof):
             "the training process (_SingleProcessDataLoaderIter) are the problem."
         ),
         source=_diag(('"_SingleProcessDataLoaderIter" in name', '"DataLoader" in name')),
+        hints=("_MultiProcessingDataLoaderIter",),
     ),
     Blind(
         name="diag_wrong_counts_optimizer_items",
@@ -207,6 +253,7 @@ def diagnose(prof):
         if e.name == "aten::item\"""",
             )
         ),
+        hints=("inside `Optimizer.step`",),
     ),
     Blind(
         name="diag_wrong_exactly_one_read_per_step",
@@ -228,6 +275,7 @@ def diagnose(prof):
             ),
             ("len(reads) >= n_steps", "len(reads) == n_steps"),
         ),
+        hints=("3 times in 2 steps",),
     ),
     Blind(
         name="diag_wrong_fp32_from_linear_inputs",
@@ -246,6 +294,7 @@ def diagnose(prof):
                 """e.name == "aten::linear" and "float" in e.input_dtypes""",
             )
         ),
+        hints=("c10::BFloat16",),
     ),
     Blind(
         name="diag_wrong_embedding_weight_shape_as_batch",
@@ -267,6 +316,7 @@ def diagnose(prof):
         if e.name == "aten::embedding\"""",
             )
         ),
+        hints=("second input of `aten::embedding`",),
     ),
     Blind(
         name="diag_wrong_per_parameter_addcdiv",
@@ -285,6 +335,7 @@ def diagnose(prof):
                 """calls["aten::addcdiv_"] >= n_steps * len(list(capstone_profile.build_model().parameters()))""",
             )
         ),
+        hints=("_foreach_",),
     ),
     Blind(
         name="diag_wrong_looks_for_checkpoint_event",
@@ -303,6 +354,7 @@ def diagnose(prof):
                 """any("checkpoint" in name.lower() for name in calls)""",
             )
         ),
+        hints=("backward only",),
     ),
     # ---------------------------------------------------------------- fixed_train: right
     Blind(
@@ -418,6 +470,7 @@ def fixed_train(text, steps):
             ("losses.append(loss.detach())", "losses.append(loss.item())"),
             ("return torch.stack(losses).tolist()", "return losses"),
         ),
+        hints=(".item()",),
     ),
     Blind(
         name="fix_wrong_lr_scaled_with_batch",
@@ -435,6 +488,7 @@ def fixed_train(text, steps):
                 "lr=capstone_profile.LR * (capstone_profile.BATCH / capstone_profile.SMALL_BATCH) ** 0.5,",
             )
         ),
+        hints=("lr=capstone_profile.LR",),
     ),
     Blind(
         name="fix_wrong_adam_not_adamw",
@@ -447,6 +501,7 @@ def fixed_train(text, steps):
             "different updates (keep AdamW, only with foreach=True or fused=True)."
         ),
         source=_fix(("torch.optim.AdamW(", "torch.optim.Adam(")),
+        hints=("weight_decay",),
     ),
     Blind(
         name="fix_wrong_no_zero_grad",
@@ -458,6 +513,7 @@ def fixed_train(text, steps):
             "all the previous steps' and the updates (and losses) after the first step are wrong."
         ),
         source=_fix(("        optimizer.zero_grad()\n", "")),
+        hints=("not cleared",),
     ),
     Blind(
         name="fix_wrong_ord_tokens",
@@ -465,9 +521,10 @@ def fixed_train(text, steps):
         half="held2",
         correct=False,
         cause=(
-            "tokenises with ord() of each character instead of T.encode's UTF-8 bytes, which is "
-            "the same on ASCII text but gives code points above 255 (an index error in the "
-            "256-entry embedding) and too few tokens on text with non-ASCII characters."
+            "tokenises with ord() of each character (one token per code point) instead of "
+            "T.encode's UTF-8 bytes: the same on ASCII text, but on text with non-ASCII "
+            "characters the tokens and windows differ, and a code point above 255 is out of the "
+            "256-entry embedding's range (IndexError once a drawn window contains one)."
         ),
         source=_fix(
             (
@@ -475,6 +532,7 @@ def fixed_train(text, steps):
                 "data = torch.tensor([ord(c) for c in text], dtype=torch.long)  # tokenised once",
             )
         ),
+        hints=("code point",),
     ),
     Blind(
         name="fix_wrong_range_from_one",
@@ -486,5 +544,6 @@ def fixed_train(text, steps):
             "steps - 1 losses (none for steps=1)."
         ),
         source=_fix(("for step in range(steps):", "for step in range(1, steps):")),
+        hints=("3 optimizer steps",),
     ),
 ]

@@ -76,7 +76,9 @@ All 18 answers were also compiled with triton.compile (ASTSource, GPUTarget("cud
 TRITON_INTERPRET unset; float16 a, b, q, k, v, h, w and row_sum's x; int64 targets; BLOCK_N 32
 with BLOCK_K 32, HEAD_DIM 32 with BLOCK 16, BLOCK_M 16 with BLOCK_V 32; matmul with "relu" and
 "none", attention causal and not): all 18 compile, so every wrong answer fails on its numbers or
-its accesses only.
+its accesses only. (The vector add's cell runs `import gpu_utils`, which sets TRITON_INTERPRET for
+later @triton.jit kernels of the same process; compile.py imports gpu_utils first and then unsets
+it, else the later kernels are interpreter objects that triton.compile cannot take.)
 """
 
 from heldout import Blind
@@ -133,6 +135,7 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     y = tl.load(y_ptr + offsets, mask=mask)
     tl.store(out_ptr + offsets, x + y, mask=mask)
 """,
+        hints=("compare with `<`",),
     ),
     # ---------------------------------------------------------------- triton_outer_add
     Blind(
@@ -163,6 +166,7 @@ def outer_add_kernel(
     mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     tl.store(out_ptrs, x[:, None] + y[None, :], mask=mask)
 """,
+        hints=("program ids are exchanged",),
     ),
     # ---------------------------------------------------------------- triton_row_sum
     Blind(
@@ -201,6 +205,7 @@ def row_sum_kernel(x_ptr, out_ptr, x_row_stride, n_cols, BLOCK_SIZE: tl.constexp
         acc += x.to(tl.float32)
     tl.store(out_ptr + row, tl.sum(acc, axis=0))
 """,
+        hints=("row stride",),
     ),
     # ---------------------------------------------------------------- triton_softmax
     Blind(
@@ -229,6 +234,7 @@ def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_S
         x = tl.load(x_row + cols, mask=mask, other=-float("inf"))
         tl.store(out_row + cols, tl.exp(x - m) / s, mask=mask)
 """,
+        hints=("not rescaled",),
     ),
     Blind(
         name="softmax_masked_lanes_zero",
@@ -256,6 +262,7 @@ def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_S
         x = tl.load(x_row + cols, mask=mask, other=0.0)
         tl.store(out_row + cols, tl.exp(x - m) / s, mask=mask)
 """,
+        hints=("other=-float('inf')",),
     ),
     # ---------------------------------------------------------------- triton_layernorm
     Blind(
@@ -321,6 +328,7 @@ def layernorm_kernel(
     b = tl.load(b_ptr + cols, mask=mask)
     tl.store(out_ptr + row * out_row_stride + cols, diff * rstd * w + b, mask=mask)
 """,
+        hints=("past the end of the row",),
     ),
     # ---------------------------------------------------------------- triton_matmul
     Blind(
@@ -368,6 +376,7 @@ def matmul_kernel(
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 """,
+        hints=("K - k",),
     ),
     Blind(
         name="matmul_b_columns_unit_stride",
@@ -414,6 +423,7 @@ def matmul_kernel(
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 """,
+        hints=("stride_bn",),
     ),
     # ---------------------------------------------------------------- triton_flash_attention
     Blind(
@@ -536,6 +546,7 @@ def attention_kernel(
         o_ptr + offs_m[:, None] * stride_o + offs_d[None, :], o, mask=offs_m[:, None] < seq_len
     )
 """,
+        hints=("not rescaled",),
     ),
     Blind(
         name="flash_causal_strict",
@@ -601,6 +612,7 @@ def attention_kernel(
         o_ptr + offs_m[:, None] * stride_o + offs_d[None, :], o, mask=offs_m[:, None] < seq_len
     )
 """,
+        hints=("off by one",),
     ),
     # ---------------------------------------------------------------- triton_cross_entropy
     Blind(
@@ -688,6 +700,7 @@ def cross_entropy_kernel(
         picked += tl.sum(tl.where(lane[None, :] == target[:, None], logits, 0.0), axis=1)
     tl.store(loss_ptr + rows, m + tl.log(s) - picked, mask=row_ok)
 """,
+        hints=("column inside the block",),
     ),
     # ---------------------------------------------------------------- triton_cross_entropy_backward
     Blind(
@@ -753,5 +766,6 @@ def cross_entropy_backward_kernel(
         grad = p - tl.where(cols == target, 1.0, 0.0)
         tl.store(dlogits_ptr + row * stride_dlogits + cols, grad, mask=mask)
 """,
+        hints=("never multiplied by dloss",),
     ),
 ]
