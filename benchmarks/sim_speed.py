@@ -10,7 +10,10 @@ Both engines run the same launch on copies of the same inputs (the "numba" colum
 kept small because numba-cuda's simulator runs one OS thread per CUDA thread); the course's
 engine then runs again at a larger size ("large"), where its rate is steadier; "ratio" compares
 the two engines on the same launch only. Matmul's rate falls with size: each thread does n
-multiply-adds. Each
+multiply-adds. The course's engine runs a launch of 2,048 threads or more in lockstep (every
+thread of a chunk of blocks at once, :mod:`gpu_utils.sim.lockstep`) when it can vouch for the
+result, else thread by thread; "path" says which ran the large launch, and "by thread" gives the
+thread-by-thread rate on it (``GPU_COURSE_SIM_LOCKSTEP=never``). Each
 course timing is the best of three launches (the first also compiles the kernel's rewrite);
 numba's is one launch. The kernels are the labs' (the copies in benchmarks/kernels_ch0*.py, and
 lab 03's and lab 05's solutions here).
@@ -31,6 +34,7 @@ import numpy as np
 
 import gpu_utils as gu  # before numba: it makes numba load its simulator
 from gpu_utils import sim
+from gpu_utils.sim import lockstep
 from gpu_utils.sim._numba_sim import launch_on_numba
 
 # isort: split
@@ -232,7 +236,18 @@ def run(case: Case, quick: bool) -> dict:
     if case.make in (_matrix_2d, _transpose, _matmul) and quick:
         large = case.large // 2
     grid_l, block_l, args_l = case.make(large)
+    lockstep.LAST["outcome"] = None
     course_large_s, _ = _course_seconds(case, grid_l, block_l, args_l)
+    path = "lockstep" if lockstep.LAST["outcome"] == "lockstep" else "by thread"
+    saved = os.environ.get(lockstep.ENV)
+    os.environ[lockstep.ENV] = "never"
+    try:
+        by_thread_s, _ = _course_seconds(case, grid_l, block_l, args_l, repeats=1)
+    finally:
+        if saved is None:
+            os.environ.pop(lockstep.ENV)
+        else:
+            os.environ[lockstep.ENV] = saved
     return {
         "kernel": case.name,
         "threads": threads,
@@ -241,6 +256,8 @@ def run(case: Case, quick: bool) -> dict:
         "ratio": numba_s / course_s,
         "large_threads": _threads(grid_l, block_l),
         "course_large": _threads(grid_l, block_l) / course_large_s,
+        "path": path,
+        "by_thread": _threads(grid_l, block_l) / by_thread_s,
         "equal": equal,
     }
 
@@ -248,14 +265,14 @@ def run(case: Case, quick: bool) -> dict:
 def render(rows: list[dict]) -> str:
     head = (
         f"{'kernel':33} {'threads':>7} {'numba thr/s':>11} {'course thr/s':>12} {'ratio':>6} "
-        f"{'large':>9} {'course thr/s':>12} equal"
+        f"{'large':>9} {'course thr/s':>12} {'path':>9} {'by thread':>10} equal"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(
             f"{r['kernel']:33} {r['threads']:>7,} {r['numba']:>11,.0f} {r['course']:>12,.0f} "
             f"{r['ratio']:>5,.0f}x {r['large_threads']:>9,} {r['course_large']:>12,.0f} "
-            f"{'yes' if r['equal'] else 'NO'}"
+            f"{r['path']:>9} {r['by_thread']:>10,.0f} {'yes' if r['equal'] else 'NO'}"
         )
     return "\n".join(lines)
 
