@@ -298,7 +298,43 @@ def main(argv: list[str] | None = None) -> int:
         print(render(rows[-1:]).splitlines()[-1] if len(rows) > 1 else render(rows), flush=True)
     print()
     print(render(rows))
+    if not options.only and not options.quick:
+        print()
+        for line in teaching_sizes():
+            print(line, flush=True)
     return 0 if all(r["equal"] for r in rows) else 1
+
+
+def teaching_sizes() -> list[str]:
+    """Seconds for one launch at a size that teaches (issue 29), on the course's engine."""
+    lines = ["sizes that teach (one launch, the course's engine; simulator time):"]
+    rng = _rng()
+    x = rng.random(1 << 22, dtype=np.float32)
+    partial = np.full((1 << 22) // kernels_ch05.BLOCK, np.nan, np.float32)
+    seconds, path = _timed(
+        kernels_ch05.reduce_sequential, partial.size, kernels_ch05.BLOCK, x, partial
+    )
+    ok = np.allclose(partial, x.reshape(-1, kernels_ch05.BLOCK).sum(axis=1), rtol=1e-5)
+    lines.append(f"  shared reduction of 4 M values: {seconds:.2f} s ({path}, right: {ok})")
+    n = 512
+    a, b = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
+    for tile in (16, 32):
+        out = np.full((n, n), np.nan, np.float32)
+        kernel = kernels_ch06.tiled(tile)
+        seconds, path = _timed(kernel, (n // tile, n // tile), (tile, tile), a, b, out)
+        ok = np.allclose(out, a.astype(np.float64) @ b, rtol=1e-4)
+        lines.append(
+            f"  512 x 512 tiled matmul, tiles of {tile}: {seconds:.2f} s ({path}, right: {ok})"
+        )
+    return lines
+
+
+def _timed(kernel, grid, block, *args) -> tuple[float, str]:
+    lockstep.LAST["outcome"] = None
+    start = time.perf_counter()
+    sim.launch(kernel, grid, block, *args)
+    seconds = time.perf_counter() - start
+    return seconds, "lockstep" if lockstep.LAST["outcome"] == "lockstep" else "by thread"
 
 
 if __name__ == "__main__":

@@ -14,13 +14,14 @@ from . import runtime
 from .facts.specs import GpuSpec, match
 
 #: Text for notebooks: how fast the simulator is, so sizes and waits make sense. The course's
-#: engine (gpu_utils.sim, the default): 140,000 to 1.8 million threads/s on the lab kernels and
-#: 7,600 for a 256 x 256 tiled matmul (each thread 256 multiply-adds), measured on a 2-core CPU
-#: with ``python benchmarks/sim_speed.py`` (2026-11-28); numba-cuda's (GPU_COURSE_SIM=numba):
-#: 125 to 5,700 threads/s in the same run.
+#: engine (gpu_utils.sim, the default), measured on a 2-core CPU with ``python
+#: benchmarks/sim_speed.py`` (2026-11-29, load 1.7): thread by thread 0.2 to 3 million threads/s
+#: on the lab kernels; in lockstep (launches of 2,048 threads or more it can vouch for) 2 to 15
+#: million, and 419,000 for a 256 x 256 tiled matmul (each thread 256 multiply-adds);
+#: numba-cuda's (GPU_COURSE_SIM=numba): 156 to 8,800 threads/s in the same run.
 SIMULATOR_SPEED_NOTE = (
-    "The simulator runs about 0.1 to 2 million CUDA threads per second (fewer when each\n"
-    "thread loops), one block at a time, on the CPU: its timings are not GPU timings."
+    "The simulator runs about 0.1 to 15 million CUDA threads per second (fewer when each\n"
+    "thread loops) on the CPU: its timings are not GPU timings."
 )
 NUMBA_SIMULATOR_SPEED_NOTE = (
     "The simulator runs about 10,000 CUDA threads per second, one block at a time,\n"
@@ -169,8 +170,9 @@ def _simulator_info() -> DeviceInfo:
         name="the course's CUDA simulator",
         max_threads_per_block=1024,
         notes=(
-            f"kernels run on this CPU ({os.cpu_count()} cores), one block at a time, the block's "
-            "threads taking turns between barriers, about 0.1 to 2 million threads per second. "
+            f"kernels run on this CPU ({os.cpu_count()} cores), the threads of a block taking "
+            "turns between barriers, or, for a large launch it can vouch for, every thread of "
+            "many blocks at once as NumPy arrays: about 0.1 to 15 million threads per second. "
             "Indexing, shared memory, syncthreads, warp intrinsics and atomics behave as on a "
             "GPU, and a hang or an undefined access is reported with its thread and line; "
             "speed does not: timings are not GPU timings."

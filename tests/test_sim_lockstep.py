@@ -9,6 +9,7 @@ kernels (tests/sim_kernel_corpus.py) was written blind, by a helper who had not 
 
 import operator
 import os
+import subprocess
 import sys
 import time
 import warnings
@@ -222,8 +223,18 @@ def test_an_index_out_of_bounds_is_the_engines_message(monkeypatch):
     assert "thread (127, 0, 0) of block (31, 0, 0)" in error[1]
 
 
-def test_an_endless_loop_is_still_stopped_within_the_launch_limit(monkeypatch):
-    monkeypatch.setenv(lockstep.ENV, "always")
+def test_an_endless_loop_is_still_stopped_within_the_launch_limit():
+    """In a child process, as test_sim.py's endless loop: a stopped launch leaves this process
+    slower (see test_sim.test_an_endless_loop_is_stopped_with_its_line)."""
+    code = "import test_sim_lockstep as t; t.endless_loop_is_stopped_within_the_limit()"
+    env = {**os.environ, "GPU_COURSE_MODE": "simulator", lockstep.ENV: "always"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=HERE, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def endless_loop_is_stopped_within_the_limit():
     start = time.monotonic()
     with pytest.raises(sim.KernelLoops):
         sim.launch(loops_forever, 16, 256, np.zeros(4096, np.int64), loop_limit=2.0)

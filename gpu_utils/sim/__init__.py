@@ -2,6 +2,10 @@
 02-06 and 13 without a GPU): runs ``@cuda.jit`` kernels, every CUDA thread of a block a Python
 generator in one OS thread, barriers as ``yield`` (issue 29).
 
+A launch of 2,048 threads or more first runs in lockstep (:mod:`gpu_utils.sim.lockstep`: every
+thread of a chunk of blocks at once, each value a NumPy array), kept only when it must equal the
+thread-by-thread run, else rerun thread by thread; ``GPU_COURSE_SIM_LOCKSTEP=always|never``.
+
 The default in simulator mode: launches of ``@cuda.jit`` kernels go through this engine.
 ``GPU_COURSE_SIM`` (read once, when numba's simulator is first used) selects another:
 ``numba`` runs numba-cuda's simulator (the oracle, one OS thread per CUDA thread), ``compare``

@@ -13,6 +13,10 @@ it yields at a barrier or finishes, then the engine releases what may go on:
   Programming Guide forbids ("Synchronization Functions": a barrier in conditional code only if
   the condition is the same across the block), where a GPU hangs or computes garbage: an error.
 
+A launch of many threads is first tried in lockstep (:mod:`gpu_utils.sim.lockstep`), which
+either ends exactly as the loops below would or restores the arguments and leaves the launch to
+them.
+
 A block that runs longer than ``loop_limit`` seconds is stopped (a watchdog thread raises in
 the engine's thread) and reported with the line it was on.
 

@@ -439,7 +439,8 @@ def _written_names(tree: ast.FunctionDef, cuda_names) -> set[str]:
     return names
 
 
-#: Threads of one lockstep chunk (blocks run in chunks of whole blocks, one chunk after another).
+#: The most threads of one lockstep chunk (blocks run in chunks of whole blocks, one chunk after
+#: another).
 CHUNK_LANES = 1 << 18
 
 
@@ -482,37 +483,58 @@ class Block:
         }
         self.atomic_seq = 0
         self.budget = CHUNK_BUDGET_S
+        self.limit = 4 * CHUNK_BUDGET_S
 
     # --- running ---------------------------------------------------------------------------------
 
     def run(self) -> None:
+        """Chunk after chunk of whole blocks: the first of about MIN_THREADS threads, each next
+        one twice the last while the last took under a quarter of the budget (half the last
+        when it took over half), at most CHUNK_LANES threads. A chunk's time is mostly a fixed
+        cost per statement, so doubling it costs far less than twice."""
         gx, gy, _ = self.grid_dim
         bx, by, _ = self.block_dim
         threads = self.threads
-        for first in range(0, self.blocks, self.chunk_blocks):
-            count = min(self.chunk_blocks, self.blocks - first)
-            self.lanes = lanes = count * threads
-            ids = np.arange(lanes)
-            self.lane_ids = ids
-            t = ids % threads
-            self.thread_linear = t
-            self.block_of_lane = ids // threads  # within the chunk
-            block = first + self.block_of_lane
-            self.tid = (t % bx, (t // bx) % by, t // (bx * by))
-            self.bid = (block % gx, (block // gx) % gy, block // (gx * gy))
-            self.chunk_count = count
-            self.started = time.monotonic()
-            self.shared: dict = {}
-            self.positions: dict = {}
-            self.records: dict = {}  # id(array) -> (array, [(flat, lanes, kind, order)])
-            self.chunk_records: dict = {}  # the same, kept over the chunk for written arguments
-            self.env: dict = dict(zip(self.params, self.args, strict=True))
-            self.defined: dict = {}  # name -> mask of threads that hold it (absent: all)
-            self.returned = np.zeros(lanes, bool)
-            self.loops: list[_Loop] = []
-            self._block(self.tree.body, None)
-            self._end_phase()
-            self._end_chunk()
+        first, count = 0, max(1, MIN_THREADS // threads)
+        first_budget = self.budget
+        while first < self.blocks:
+            count = min(count, self.blocks - first)
+            started = time.monotonic()
+            self._run_chunk(first, count, gx, gy, bx, by)
+            elapsed = time.monotonic() - started
+            first += count
+            # a later chunk may take longer than the first's budget (load, a bigger chunk), up
+            # to half the launch's limit: an endless loop is still handed over within it
+            self.budget = min(self.limit / 2, max(first_budget, 4 * elapsed))
+            if elapsed < self.budget / 4:
+                count = min(2 * count, self.chunk_blocks)
+            elif elapsed > self.budget / 2:
+                count = max(1, count // 2)
+
+    def _run_chunk(self, first, count, gx, gy, bx, by) -> None:
+        threads = self.threads
+        self.lanes = lanes = count * threads
+        ids = np.arange(lanes)
+        self.lane_ids = ids
+        t = ids % threads
+        self.thread_linear = t
+        self.block_of_lane = ids // threads  # within the chunk
+        block = first + self.block_of_lane
+        self.tid = (t % bx, (t // bx) % by, t // (bx * by))
+        self.bid = (block % gx, (block // gx) % gy, block // (gx * gy))
+        self.chunk_count = count
+        self.started = time.monotonic()
+        self.shared: dict = {}
+        self.positions: dict = {}
+        self.records: dict = {}  # id(array) -> (array, [(flat, lanes, kind, order)])
+        self.chunk_records: dict = {}  # the same, kept over the chunk for written arguments
+        self.env: dict = dict(zip(self.params, self.args, strict=True))
+        self.defined: dict = {}  # name -> mask of threads that hold it (absent: all)
+        self.returned = np.zeros(lanes, bool)
+        self.loops: list[_Loop] = []
+        self._block(self.tree.body, None)
+        self._end_phase()
+        self._end_chunk()
 
     def _block(self, body, mask):
         for node in body:
@@ -1516,8 +1538,10 @@ def try_run(launch) -> bool:
         LAST["outcome"] = f"not started: {why}"
         return False
     saved = [(a, a.copy()) for a in {id(a): a for a in arrays}.values()]
-    # an endless loop: a quarter of the launch's limit here, what is left for the engine after
+    # an endless loop: a quarter of the launch's limit here (half in a later chunk), what is
+    # left for the engine after
     block.budget = min(CHUNK_BUDGET_S, launch.limit / 4)
+    block.limit = launch.limit
     started = time.monotonic()
     try:
         with warnings.catch_warnings():
