@@ -404,11 +404,12 @@ def _static_check(tree: ast.FunctionDef) -> None:
 
 
 class _Loop:
-    __slots__ = ("broke", "continued")
+    """The threads that left a loop through ``break`` (a ``continue`` only ends an iteration)."""
+
+    __slots__ = ("broke",)
 
     def __init__(self, lanes):
         self.broke = np.zeros(lanes, bool)
-        self.continued = np.zeros(lanes, bool)
 
 
 def _written_names(tree: ast.FunctionDef, cuda_names) -> set[str]:
@@ -586,8 +587,9 @@ class Block:
         out_else = self._block(node.orelse, else_mask) if else_mask.any() else else_mask
         return _norm(_or(out_if, out_else))
 
-    def _loop_exit(self, loop: _Loop, entered):
-        return _norm(_and(entered, ~self.returned) if entered is not None else ~self.returned)
+    def _loop_exit(self, entered):
+        """The threads that go on after a loop: those that entered it and did not return."""
+        return _norm(_and(entered, ~self.returned))
 
     def _for(self, node, mask):
         call = node.iter
@@ -636,7 +638,7 @@ class Block:
                 counter = self._binop(operator.add, counter, step, active)
         finally:
             self.loops.pop()
-        return self._loop_exit(loop, mask)
+        return self._loop_exit(mask)
 
     def _for_values(self, node, values, mask):
         name = node.target.id
@@ -652,10 +654,9 @@ class Block:
                 self._block(node.body, active)
         finally:
             self.loops.pop()
-        return self._loop_exit(loop, mask)
+        return self._loop_exit(mask)
 
     def _iteration_mask(self, loop: _Loop, mask):
-        loop.continued[:] = False
         stopped = loop.broke | self.returned
         if mask is None:
             return None if not stopped.any() else ~stopped
@@ -681,7 +682,7 @@ class Block:
                 self._block(node.body, active)
         finally:
             self.loops.pop()
-        return self._loop_exit(loop, mask)
+        return self._loop_exit(mask)
 
     def _break(self, node, mask):
         if not self.loops:
